@@ -1,0 +1,40 @@
+"""kmtests: kernel two-sample and independence tests with better kernel mean estimators.
+
+Public API
+----------
+two_sample_test, mmd
+    Kernel two-sample test (MMD) and its statistic.
+independence_test, hsic
+    Kernel independence test (HSIC) and its statistic.
+TwoSampleResult, IndependenceResult
+    The result objects.
+kernels, estimators, datasets
+    Sub-modules: kernels and bandwidths, kernel mean estimators, bundled data.
+"""
+
+from __future__ import annotations
+
+from . import datasets as datasets
+from . import estimators as estimators
+from . import kernels as kernels
+from .independence import hsic as hsic
+from .independence import independence_test as independence_test
+from .results import IndependenceResult as IndependenceResult
+from .results import TwoSampleResult as TwoSampleResult
+from .twosample import mmd as mmd
+from .twosample import two_sample_test as two_sample_test
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "IndependenceResult",
+    "TwoSampleResult",
+    "__version__",
+    "datasets",
+    "estimators",
+    "hsic",
+    "independence_test",
+    "kernels",
+    "mmd",
+    "two_sample_test",
+]

@@ -1,0 +1,37 @@
+"""Bundled data sets.
+
+``load_eckerle4()`` returns the NIST StRD Eckerle4 data (public domain): 35
+measurements of transmittance against wavelength from a circular interference
+filter study (NIST, Eckerle, K., 1979). The original certified-regression
+problem fits a Gaussian peak ``y = (b1/b2) exp(-(x - b3)^2 / (2 b2^2))``, so
+y depends strongly — and non-monotonically — on x.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+__all__ = ["load_eckerle4"]
+
+
+def load_eckerle4() -> pd.DataFrame:
+    """NIST StRD Eckerle4 data: 35 rows, columns ``x`` (wavelength, nm) and ``y``
+    (transmittance).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> from kmtests.datasets import load_eckerle4
+    >>> df = load_eckerle4()
+    >>> df.shape
+    (35, 2)
+    >>> print(f"{df['x'].min():.0f}-{df['x'].max():.0f} nm")
+    400-500 nm
+    """
+    with resources.files(__package__).joinpath("data/eckerle4.csv").open("r") as fh:
+        return pd.read_csv(fh, dtype={"x": "float64", "y": "float64"})

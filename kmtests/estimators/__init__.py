@@ -1,0 +1,48 @@
+"""Kernel mean estimators: the empirical mean and its improvements.
+
+Every estimator is a frozen configuration object registered by an
+unambiguous name in :data:`ESTIMATORS`; build one with :func:`make` or from
+the class. ``est.fit(x, kernel=..., bandwidth=...)`` returns an
+:class:`Embedding`; the tests use ``est.weights(K)`` (see
+:class:`KernelMeanEstimator` for the contract).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import Embedding as Embedding
+from ._base import KernelMeanEstimator as KernelMeanEstimator
+from .empirical import KME as KME
+
+ESTIMATORS: dict[str, type[KernelMeanEstimator]] = {
+    "kme": KME,
+}
+
+
+def make(name: str, **params: Any) -> KernelMeanEstimator:
+    """Build the estimator registered as `name` with the given parameters.
+
+    Examples
+    --------
+    >>> from kmtests.estimators import make
+    >>> make("kme")
+    KME()
+    """
+    if not isinstance(name, str) or name.lower() not in ESTIMATORS:
+        valid = ", ".join(repr(k) for k in sorted(ESTIMATORS))
+        raise ValueError(f"`estimator` must be one of {valid} or an estimator object; got {name!r}.")
+    return ESTIMATORS[name.lower()](**params)
+
+
+def resolve_estimator(estimator: Any) -> KernelMeanEstimator:
+    """Name or object -> estimator object (used by the tests)."""
+    if isinstance(estimator, KernelMeanEstimator):
+        return estimator
+    if isinstance(estimator, str):
+        return make(estimator)
+    raise TypeError("`estimator` must be an estimator name or a KernelMeanEstimator object; "
+                    f"got {type(estimator).__name__}.")
+
+
+__all__ = ["ESTIMATORS", "KME", "Embedding", "KernelMeanEstimator", "make", "resolve_estimator"]
