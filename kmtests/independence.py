@@ -189,7 +189,7 @@ def independence_test(
     >>> x = gen.normal(size=80); y = x**2 + 0.5 * gen.normal(size=80)
     >>> res = independence_test(x, y, n_resamples=999, rng=1)
     >>> print(f"HSIC_b = {res.statistic:.4f}, p = {res.pvalue:.4f}")
-    HSIC_b = 0.0207, p = 0.0010
+    HSIC_b = 0.0279, p = 0.0010
     """
     inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic)
     method = check_choice(method, "method", _METHODS)

@@ -1,0 +1,85 @@
+"""Type-I error under the null, inside a binomial 99% band.
+
+Each configuration draws R data sets from a null distribution with a fixed
+seed and counts rejections at alpha = 0.05 with B = 99 permutations (so the
+exact level is 5/100). A rate outside the two-sided binomial 99% interval is a
+bug. The seeds are fixed, so the outcome is deterministic.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import kmtests
+
+ALPHA = 0.05
+B = 99
+
+
+def _null_sample(kind, gen, n, d=1):
+    if kind == "normal":
+        return gen.normal(size=(n, d))
+    if kind == "t3":  # heavy tails
+        return gen.standard_t(3, size=(n, d))
+    if kind == "exp":  # skewed
+        return gen.exponential(size=(n, d))
+    if kind == "poisson":  # discrete, with ties
+        return gen.poisson(2.0, size=(n, d)).astype(float)
+    raise ValueError(kind)
+
+
+def _band(reps):
+    return stats.binom.ppf(0.005, reps, ALPHA), stats.binom.ppf(0.995, reps, ALPHA)
+
+
+def _rate_two_sample(kind, n_x, n_y, statistic, reps, seed, d=1):
+    gen = np.random.default_rng(seed)
+    rej = 0
+    for _ in range(reps):
+        x, y = _null_sample(kind, gen, n_x, d), _null_sample(kind, gen, n_y, d)
+        res = kmtests.two_sample_test(x, y, statistic=statistic, n_resamples=B, rng=gen)
+        rej += res.pvalue <= ALPHA
+    return rej
+
+
+def _rate_indep(kind, n, statistic, reps, seed, d=1):
+    gen = np.random.default_rng(seed)
+    rej = 0
+    for _ in range(reps):
+        x, y = _null_sample(kind, gen, n, d), _null_sample(kind, gen, n, 2)
+        res = kmtests.independence_test(x, y, statistic=statistic, n_resamples=B, rng=gen)
+        rej += res.pvalue <= ALPHA
+    return rej
+
+
+def test_level_fast_subset():
+    """A quick check that runs in the default (non-slow) selection."""
+    reps = 300
+    lo, hi = _band(reps)
+    assert lo <= _rate_two_sample("normal", 12, 9, "unbiased", reps, 1) <= hi
+    assert lo <= _rate_indep("normal", 15, "biased", reps, 2) <= hi
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["normal", "t3", "exp", "poisson"])
+@pytest.mark.parametrize("sizes", [(5, 5), (8, 20), (40, 40)])
+@pytest.mark.parametrize("statistic", ["unbiased", "biased"])
+def test_two_sample_level(kind, sizes, statistic):
+    reps = 500
+    lo, hi = _band(reps)
+    seed = (len(kind) * 7919 + sizes[0] * 31 + sizes[1] * 3 + len(statistic))
+    rej = _rate_two_sample(kind, *sizes, statistic, reps, seed, d=2)
+    assert lo <= rej <= hi, f"rejections {rej}/{reps} outside [{lo}, {hi}]"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["normal", "t3", "exp", "poisson"])
+@pytest.mark.parametrize("n", [6, 15, 50])
+@pytest.mark.parametrize("statistic", ["biased", "unbiased"])
+def test_independence_level(kind, n, statistic):
+    reps = 500
+    lo, hi = _band(reps)
+    seed = 1000 + n * 17 + len(kind) * 3 + len(statistic)
+    # 1-D Poisson samples of size 6 are mostly tied (zero median bandwidth): use 2-D there
+    rej = _rate_indep(kind, n, statistic, reps, seed, d=2 if kind == "poisson" else 1)
+    assert lo <= rej <= hi, f"rejections {rej}/{reps} outside [{lo}, {hi}]"

@@ -1,0 +1,91 @@
+"""Result objects: htest-style print, summary, summary_frame, conf_int, JSON."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kmtests
+
+
+@pytest.fixture
+def res2(rng):
+    x, y = rng.normal(size=(30, 2)), rng.normal(0.5, size=(25, 2))
+    return kmtests.two_sample_test(x, y, n_resamples=999, rng=1)
+
+
+def test_htest_block(res2):
+    text = str(res2)
+    lines = text.splitlines()
+    assert lines[0] == "" and lines[1].startswith("\tKernel two-sample test (MMD), KME")
+    assert "data:  x and y" in lines
+    stat_line = next(line for line in lines if line.startswith("MMD^2_u = "))
+    assert f"p-value = {res2.pvalue:.4g}" in stat_line
+    assert "alternative hypothesis: the two samples come from different distributions" in text
+    assert "based on 999 random permutations" in text.replace("\n\t", " ")
+
+
+def test_summary_text_and_html(res2):
+    s = res2.summary()
+    text = str(s)
+    assert "Kernel two-sample test (MMD)" in text
+    for key in ("Estimator:", "Kernel:", "Bandwidth:", "n_x:", "n_y:", "Resamples:", "Seed:"):
+        assert key in text
+    assert f"{res2.bandwidths['kernel']:.4g}" in text
+    assert "[0.025" in text and "0.975]" in text
+    html = s._repr_html_()
+    assert html.startswith("<table") and "MMD^2_u" in html
+
+
+def test_conf_int_is_clopper_pearson(res2):
+    from scipy import stats
+
+    lo, hi = res2.conf_int(0.05)
+    c, B = res2.count, res2.n_resamples
+    assert lo == pytest.approx(stats.beta.ppf(0.025, c, B - c + 1) if c else 0.0, abs=1e-12)
+    assert hi == pytest.approx(stats.beta.ppf(0.975, c + 1, B - c), abs=1e-12)
+    assert lo <= c / B <= hi
+    with pytest.raises(ValueError, match="`alpha` must be in"):
+        res2.conf_int(1.5)
+
+
+def test_summary_frame(res2):
+    df = res2.summary_frame()
+    assert isinstance(df, pd.DataFrame) and df.shape[0] == 1
+    row = df.iloc[0]
+    assert row["statistic"] == res2.statistic and row["pvalue"] == res2.pvalue
+    assert row["n_x"] == 30 and row["n_y"] == 25 and row["n_resamples"] == 999
+    assert row["pvalue_lower"] <= row["pvalue"] <= row["pvalue_upper"] + 1e-3
+
+
+def test_frozen_and_json(res2):
+    with pytest.raises(AttributeError):
+        res2.pvalue = 0.5  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        res2.null_distribution[0] = 1.0
+    d = json.loads(json.dumps(res2.to_dict()))
+    assert d["pvalue"] == res2.pvalue and d["sizes"] == {"n_x": 30, "n_y": 25}
+    assert d["kernels"]["kernel"].startswith("Gaussian (bandwidth = ")
+
+
+def test_independence_report_and_exact(rng):
+    x = rng.normal(size=6)
+    res = kmtests.independence_test(x, x**2, rng=0)
+    assert res.exact and res.n_resamples == 720
+    assert np.all(res.conf_int() == res.pvalue)
+    text = str(res)
+    assert "exact permutation p-value (all 720 arrangements)" in text.replace("\n\t", " ")
+    assert "HSIC_b = " in text and "alternative hypothesis: x and y are dependent" in text
+    assert "Bandwidth (x):" in str(res.summary())
+
+
+def test_gamma_report(rng):
+    x, y = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    res = kmtests.independence_test(x, y, method="gamma")
+    assert res.null_distribution is None and res.n_resamples is None
+    assert "gamma approximation" in str(res).replace("\n\t", " ")
+    assert "gamma (approx.)" in str(res.summary())
+    with pytest.raises(NotImplementedError):
+        res.conf_int()
+    assert np.isnan(res.summary_frame().iloc[0]["pvalue_lower"])
