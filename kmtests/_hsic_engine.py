@@ -7,6 +7,7 @@ Permuting the pairing applies ``L -> L[p][:, p]``; centring commutes with it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -37,6 +38,14 @@ class PairedGrams:
     def n(self) -> int:
         return self.K.shape[0]
 
+    @cached_property
+    def zero_diag(self) -> tuple[np.ndarray, np.ndarray]:
+        """``K`` and ``L`` with zeroed diagonals (for HSIC_u), computed once."""
+        Kt, Lt = self.K.copy(), self.L.copy()
+        np.fill_diagonal(Kt, 0.0)
+        np.fill_diagonal(Lt, 0.0)
+        return Kt, Lt
+
     @property
     def scale(self) -> float:
         return float(np.max(np.abs(self.K)) * np.max(np.abs(self.L)))
@@ -52,10 +61,7 @@ def hsic_biased_sums(pg: PairedGrams, perms: np.ndarray) -> np.ndarray:
 def hsic_unbiased(pg: PairedGrams, perms: np.ndarray) -> np.ndarray:
     """Unbiased HSIC_u of Song et al. (2012) for each permutation."""
     n = pg.n
-    Kt = pg.K.copy()
-    np.fill_diagonal(Kt, 0.0)
-    Lt = pg.L.copy()
-    np.fill_diagonal(Lt, 0.0)
+    Kt, Lt = pg.zero_diag
     tr = np.empty(perms.shape[0])
     pair_sums(Kt, Lt, perms, tr)
     rK, rL = Kt.sum(axis=1), Lt.sum(axis=1)

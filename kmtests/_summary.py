@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import textwrap
 from typing import Sequence
 
 from statsmodels.iolib.table import SimpleTable
@@ -64,7 +65,9 @@ class Summary:
     def as_text(self) -> str:
         parts = [t.as_text() for t in self.tables]
         if self.notes:
-            parts.append("Notes:\n" + "\n".join(f"[{i + 1}] {n}" for i, n in enumerate(self.notes)))
+            parts.append("Notes:\n" + "\n".join(
+                textwrap.fill(f"[{i + 1}] {n}", width=_WIDTH, subsequent_indent="    ")
+                for i, n in enumerate(self.notes)))
         return "\n".join(parts)
 
     def as_html(self) -> str:

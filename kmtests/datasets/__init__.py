@@ -5,6 +5,11 @@ measurements of transmittance against wavelength from a circular interference
 filter study (NIST, Eckerle, K., 1979). The original certified-regression
 problem fits a Gaussian peak ``y = (b1/b2) exp(-(x - b3)^2 / (2 b2^2))``, so
 y depends strongly — and non-monotonically — on x.
+
+``synthetic_mixture(d, rng=...)`` draws one random distribution of the
+papers' synthetic experiments (a mixture of four Gaussians, PAPERS.md §4.1)
+as a :class:`kmtests.groundtruth.GaussianMixture`, whose kernel means are
+known in closed form.
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ from importlib import resources
 
 import pandas as pd
 
+from ._synthetic import PAPERS_MIXTURE_WEIGHTS as PAPERS_MIXTURE_WEIGHTS
+from ._synthetic import synthetic_mixture as synthetic_mixture
+
 __all__ = ["load_eckerle4"]
+__all__ += ["PAPERS_MIXTURE_WEIGHTS", "synthetic_mixture"]
 
 
 def load_eckerle4() -> pd.DataFrame:

@@ -14,9 +14,13 @@ from typing import Any
 from ._base import Embedding as Embedding
 from ._base import KernelMeanEstimator as KernelMeanEstimator
 from .empirical import KME as KME
+from .marginalized import MKME as MKME
+from .marginalized import MMKME as MMKME
 
 ESTIMATORS: dict[str, type[KernelMeanEstimator]] = {
     "kme": KME,
+    "mkme": MKME,
+    "mmkme": MMKME,
 }
 
 
@@ -45,4 +49,4 @@ def resolve_estimator(estimator: Any) -> KernelMeanEstimator:
                     f"got {type(estimator).__name__}.")
 
 
-__all__ = ["ESTIMATORS", "KME", "Embedding", "KernelMeanEstimator", "make", "resolve_estimator"]
+__all__ = ["ESTIMATORS", "KME", "MKME", "MMKME", "Embedding", "KernelMeanEstimator", "make", "resolve_estimator"]

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._typing import ArrayLike
 from .._validation import as_sample
-from ..kernels import Kernel, resolve_kernel
+from ..kernels import ARDGaussian, Gaussian, Kernel, resolve_kernel, sq_distances
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,84 @@ class KernelMeanEstimator(abc.ABC):
         return Embedding(points=x, weights=beta, kernel=kern, params=params, estimator=self)
 
 
+def gaussian_bandwidths2(kernel: Kernel, d: int) -> np.ndarray:
+    """Squared per-coordinate bandwidths ``theta_j^2`` of a fitted Gaussian kernel.
+
+    A :class:`~kmtests.kernels.Gaussian` kernel gives ``theta^2`` repeated `d`
+    times, an :class:`~kmtests.kernels.ARDGaussian` its own squared
+    bandwidths. Any other kernel raises ``ValueError``: the Gaussian smoothing
+    of an embedding (marginalized estimators) has a closed form only for these.
+    """
+    if not isinstance(kernel, (Gaussian, ARDGaussian)):
+        raise ValueError(
+            "smoothed (marginalized) embeddings need the Gaussian ('gaussian') or ARD "
+            f"Gaussian ('ard') kernel; got the {kernel.name!r} kernel."
+        )
+    bw = np.atleast_1d(np.asarray(kernel._bw(), dtype=np.float64))
+    if bw.size == 1:
+        bw = np.full(d, float(bw[0]))
+    if bw.size != d:
+        raise ValueError(f"the ARD kernel has {bw.size} bandwidths but the data have {d} "
+                         "columns.")
+    return bw * bw
+
+
+def smoothed_gaussian_gram(kernel: Kernel, x: np.ndarray, y: np.ndarray | None,
+                           variance: np.ndarray) -> np.ndarray:
+    """``E k(x_i + e, y_j)`` with ``e ~ N(0, diag(variance))``, for a Gaussian kernel.
+
+    With per-coordinate squared bandwidths ``theta_j^2`` (see
+    :func:`gaussian_bandwidths2`) the entry is
+
+        prod_j (theta_j^2 / (theta_j^2 + v_j))^{1/2}
+            * exp(-sum_j (x_ij - y_kj)^2 / (2 (theta_j^2 + v_j))),
+
+    an ARD Gaussian with inflated bandwidths times a constant. `variance` is
+    the *total* corruption variance: ``Sigma_i`` for the L-kernel (one
+    corrupted argument) and ``Sigma_i + Sigma_j`` for the Q-kernel (both
+    arguments corrupted independently, diagonal included). ``y=None`` means
+    ``y = x``.
+    """
+    theta2 = gaussian_bandwidths2(kernel, x.shape[1])
+    v = theta2 + variance
+    log_c = -0.5 * float(np.sum(np.log1p(variance / theta2)))
+    scale = 1.0 / np.sqrt(v)
+    d2 = sq_distances(x * scale, None if y is None else y * scale)
+    return np.exp(log_c - 0.5 * d2)
+
+
+def _same_kernel(a: Kernel, b: Kernel) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    for f in dataclasses.fields(a):
+        if not f.compare:
+            continue
+        u, v = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(u, np.ndarray) or isinstance(v, np.ndarray):
+            if not np.array_equal(np.asarray(u), np.asarray(v)):
+                return False
+        elif u != v:
+            return False
+    return True
+
+
 @dataclass(frozen=True, eq=False)
 class Embedding:
-    """A fitted kernel mean embedding ``mu = sum_i weights_i k(points_i, .)``.
+    """A fitted kernel mean embedding.
+
+    Without smoothing it is ``mu = sum_i weights_i k(points_i, .)``. With
+    ``smoothing = (e_1, ..., e_d)`` (the marginalized estimators MKME/MMKME)
+    every atom is Gaussian-corrupted,
+
+        mu = sum_i weights_i E_{x ~ N(points_i, diag(smoothing))} k(x, .),
+
+    a sum of wider Gaussian bumps that is *not* in the span of the
+    ``k(points_i, .)``; it is represented exactly, and evaluations, inner
+    products and norms use the closed-form marginalized kernels (see
+    :func:`smoothed_gaussian_gram`), which exist for the Gaussian and ARD
+    Gaussian kernels only.
 
     Attributes
     ----------
@@ -107,6 +182,9 @@ class Embedding:
     params : dict
         The data-driven parameters the estimator chose.
     estimator : KernelMeanEstimator
+    smoothing : ndarray, shape (d,), or None
+        Per-coordinate variances of the Gaussian corruption applied to every
+        atom; None (or all zeros) means no smoothing.
     """
 
     points: np.ndarray
@@ -114,25 +192,69 @@ class Embedding:
     kernel: Kernel
     params: dict[str, Any]
     estimator: KernelMeanEstimator
+    smoothing: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.smoothing is None:
+            return
+        s = np.atleast_1d(np.asarray(self.smoothing, dtype=np.float64))
+        d = self.points.shape[1]
+        if s.size == 1 and d > 1:
+            s = np.full(d, float(s[0]))
+        if s.shape != (d,) or not np.all(np.isfinite(s)) or np.any(s < 0):
+            raise ValueError(
+                f"`smoothing` must be None or {d} non-negative finite variances (one per "
+                f"column of `points`); got {self.smoothing!r}."
+            )
+        object.__setattr__(self, "smoothing", s)
+        if np.any(s > 0):
+            gaussian_bandwidths2(self.kernel, d)  # raises for other kernels
+
+    def _active_smoothing(self) -> np.ndarray | None:
+        s = self.smoothing
+        return None if s is None or not np.any(s > 0) else s
 
     def __call__(self, t: ArrayLike) -> np.ndarray:
-        """Evaluate ``mu(t) = sum_i weights_i k(points_i, t)`` at the rows of `t`."""
+        """Evaluate the embedding at the rows of `t`.
+
+        Unsmoothed: ``sum_i weights_i k(points_i, t)``; smoothed: the same with
+        the L-kernel ``E_{x ~ N(points_i, D)} k(x, t)``.
+        """
         t = as_sample(t, "t", min_size=1)
-        return self.kernel.gram(t, self.points) @ self.weights
+        s = self._active_smoothing()
+        if s is None:
+            return self.kernel.gram(t, self.points) @ self.weights
+        return smoothed_gaussian_gram(self.kernel, t, self.points, s) @ self.weights
 
     def _check_same_kernel(self, other: "Embedding") -> None:
-        if self.kernel != other.kernel:
+        if not _same_kernel(self.kernel, other.kernel):
             raise ValueError("inner products need embeddings in the same RKHS (same kernel "
                              "and bandwidth).")
 
     def inner(self, other: "Embedding") -> float:
-        """RKHS inner product ``<self, other>``."""
+        """RKHS inner product ``<self, other>``.
+
+        When either embedding is smoothed, the atoms pair through the Q-kernel
+        with the summed corruption variances (independent corruptions).
+        """
         self._check_same_kernel(other)
-        return float(self.weights @ self.kernel.gram(self.points, other.points) @ other.weights)
+        s1, s2 = self._active_smoothing(), other._active_smoothing()
+        if s1 is None and s2 is None:
+            G = self.kernel.gram(self.points, other.points)
+        else:
+            d = self.points.shape[1]
+            total = (np.zeros(d) if s1 is None else s1) + (np.zeros(d) if s2 is None else s2)
+            G = smoothed_gaussian_gram(self.kernel, self.points, other.points, total)
+        return float(self.weights @ G @ other.weights)
 
     def norm2(self) -> float:
-        """Squared RKHS norm ``||mu||^2``."""
-        return float(self.weights @ self.kernel.gram(self.points) @ self.weights)
+        """Squared RKHS norm ``||mu||^2`` (smoothed: Q-kernel, diagonal included)."""
+        s = self._active_smoothing()
+        if s is None:
+            G = self.kernel.gram(self.points)
+        else:
+            G = smoothed_gaussian_gram(self.kernel, self.points, None, 2.0 * s)
+        return float(self.weights @ G @ self.weights)
 
     def distance2(self, other: "Embedding") -> float:
         """Squared RKHS distance ``||self - other||^2`` (an MMD^2 in V-form)."""
