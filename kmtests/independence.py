@@ -168,9 +168,10 @@ def independence_test(
 
     Notes
     -----
-    ``HSIC_b`` here is ``(1/n^2) tr(K H L H)``, as in Gretton et al. (2005,
-    2008) up to their ``1/(n-1)^2`` scaling, and as R's ``dHSIC::dhsic``
-    (which uses ``1/n^2``). The permuted statistics
+    ``HSIC_b`` here is ``(1/n^2) tr(K H L H)``, the scaling of Gretton et
+    al.'s (2008) test code and of R's ``dHSIC::dhsic``; Gretton et al. (2005)
+    use ``1/(n-1)^2``. With the distance kernel it equals ``dCov_n^2 / 4`` of
+    R's ``energy::dcov`` (checked in the test-suite). The permuted statistics
     ``sum_ij Kc_ij Lc_{p_i p_j}`` are computed in a parallel numba loop over
     permutations, each in a fixed order.
 
