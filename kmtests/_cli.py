@@ -76,6 +76,33 @@ def _demo() -> int:
     return 0
 
 
+def _floats(text: str) -> list[float]:
+    return [float(v) for v in text.split(",") if v.strip()]
+
+
+def _power(args: argparse.Namespace) -> int:
+    from .power import power_curve
+
+    res = power_curve(args.scenario, estimators=_split_cols(args.estimators) or ["kme"],
+                      sample_sizes=[int(v) for v in _floats(args.n)],
+                      effects=None if args.effects is None else _floats(args.effects),
+                      repetitions=args.reps, alpha=_floats(args.alpha),
+                      n_resamples=args.n_resamples, rng=args.seed, n_jobs=args.n_jobs,
+                      progress=args.progress, checkpoint=args.checkpoint)
+    print(res.summary())
+    if args.out:
+        res.table().to_csv(args.out, index=False)
+        print(f"table written to {args.out}")
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        ax = res.plot()
+        ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
+        print(f"plot written to {args.plot}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="kmtests", description="Kernel two-sample (MMD) and independence (HSIC) tests.")
@@ -97,10 +124,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     pi.add_argument("--bandwidth-x", type=_parse_bandwidth, default="median")
     pi.add_argument("--bandwidth-y", type=_parse_bandwidth, default="median")
     _add_common(pi)
+    pp = sub.add_parser("power", help="power study of a simulation scenario")
+    pp.add_argument("--scenario", required=True, help="scenario name (see kmtests.datasets.SCENARIOS)")
+    pp.add_argument("--estimators", default="kme", help="comma-separated estimators (default: kme)")
+    pp.add_argument("--n", default="20,40,80", help="comma-separated sample sizes")
+    pp.add_argument("--effects", default=None, help="comma-separated effect sizes (default: the scenario's)")
+    pp.add_argument("--reps", type=int, default=100, help="repetitions per design point")
+    pp.add_argument("--alpha", default="0.05", help="comma-separated levels")
+    pp.add_argument("--n-resamples", type=int, default=199)
+    pp.add_argument("--seed", type=int, default=None)
+    pp.add_argument("--n-jobs", type=int, default=None)
+    pp.add_argument("--out", default=None, help="write the power table to this CSV file")
+    pp.add_argument("--plot", default=None, help="write the power plot to this image file")
+    pp.add_argument("--checkpoint", default=None, help="CSV of raw p-values (resumable)")
+    pp.add_argument("--progress", action="store_true", help="show a progress bar")
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
             return _demo()
+        if args.command == "power":
+            return _power(args)
         import pandas as pd
 
         from . import independence_test, two_sample_test

@@ -21,7 +21,11 @@ import pandas as pd
 from ._synthetic import PAPERS_MIXTURE_WEIGHTS as PAPERS_MIXTURE_WEIGHTS
 from ._synthetic import synthetic_mixture as synthetic_mixture
 
-__all__ = ["load_eckerle4"]
+from ._scenarios import SCENARIOS as SCENARIOS
+from ._scenarios import Scenario as Scenario
+from ._scenarios import get_scenario as get_scenario
+
+__all__ = ["SCENARIOS", "Scenario", "get_scenario", "load_eckerle4"]
 __all__ += ["PAPERS_MIXTURE_WEIGHTS", "synthetic_mixture"]
 
 

@@ -1,0 +1,134 @@
+"""Power studies: reproducibility, common random numbers, resume, plots, dask."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from kmtests.datasets import SCENARIOS, get_scenario
+from kmtests.estimators import KME
+from kmtests.power import power_curve
+
+
+class KMECopy(KME):
+    name = "kme_copy"
+
+
+def test_scenarios_null_and_shapes():
+    for s in SCENARIOS.values():
+        x, y = s.sample(12, 0.0 if s.name != "eckerle" else 0.0, rng=1)
+        assert x.shape[0] == y.shape[0] == 12 and np.all(np.isfinite(x)) and np.all(np.isfinite(y))
+    with pytest.raises(ValueError, match="at most 35 observations"):
+        get_scenario("eckerle").sample(36)
+    with pytest.raises(ValueError, match="`scenario` must be one of"):
+        get_scenario("nope")
+
+
+def test_reproducible_and_common_random_numbers():
+    kw = dict(sample_sizes=[8, 16], effects=[0.8], repetitions=6, n_resamples=49, rng=3)
+    a = power_curve("mean_shift", estimators=["kme", KMECopy()], **kw)
+    b = power_curve("mean_shift", estimators=["kme", KMECopy()], **kw)
+    pd.testing.assert_frame_equal(a.raw, b.raw)
+    # the same data and permutations for every estimator: identical estimators agree exactly
+    p = a.raw.pivot_table(index=["n", "repetition"], columns="estimator", values="pvalue")
+    np.testing.assert_array_equal(p["kme"], p["kme_copy"])
+    c = power_curve("mean_shift", estimators=["kme", KMECopy()], **{**kw, "rng": 4})
+    assert not np.array_equal(a.raw["pvalue"], c.raw["pvalue"])
+
+
+def test_parallel_equals_serial():
+    kw = dict(sample_sizes=[10], effects=[0.0, 1.0], repetitions=5, n_resamples=49, rng=11)
+    serial = power_curve("linear", **kw)
+    par = power_curve("linear", n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(serial.raw, par.raw)
+
+
+def test_dask_backend_equals_serial():
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    kw = dict(sample_sizes=[10], effects=[1.0], repetitions=4, n_resamples=49, rng=5)
+    serial = power_curve("circular", **kw)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        with parallel_config(backend="dask"):
+            par = power_curve("circular", n_jobs=-1, **kw)
+    pd.testing.assert_frame_equal(serial.raw, par.raw)
+
+
+def test_checkpoint_resume(tmp_path):
+    path = tmp_path / "study.csv"
+    kw = dict(sample_sizes=[8], effects=[0.5], n_resamples=49, rng=9)
+    power_curve("variance_shift", repetitions=4, checkpoint=path, **kw)
+    assert len(pd.read_csv(path)) == 4
+    resumed = power_curve("variance_shift", repetitions=8, checkpoint=path, **kw)
+    fresh = power_curve("variance_shift", repetitions=8, **kw)
+    pd.testing.assert_frame_equal(resumed.raw, fresh.raw)
+
+
+def test_table_power_and_interval():
+    res = power_curve("mean_shift", sample_sizes=[10, 40], effects=[1.0], repetitions=30,
+                      n_resamples=99, rng=1, alpha=[0.05, 0.1])
+    t = res.table()
+    assert set(t.columns) >= {"power", "ci_low", "ci_high", "mean_pvalue", "alpha", "n"}
+    t5 = t[t["alpha"] == 0.05].set_index("n")
+    assert t5.loc[40, "power"] > t5.loc[10, "power"]  # power grows with n
+    for _, r in t.iterrows():
+        k, m = r["rejections"], r["repetitions"]
+        assert r["power"] == k / m
+        lo = stats.beta.ppf(0.025, k, m - k + 1) if k > 0 else 0.0
+        assert r["ci_low"] == pytest.approx(lo, abs=1e-12)
+    assert (t[t["alpha"] == 0.1]["power"].to_numpy() >= t5["power"].to_numpy()).all()
+    text = str(res.summary())
+    assert "Power study: mean_shift (alpha = 0.05)" in text and "kme n=40" in text
+
+
+def test_level_at_zero_effect():
+    res = power_curve("sinusoidal", sample_sizes=[15], effects=[0.0], repetitions=200,
+                      n_resamples=99, rng=21)
+    k = int(res.table()["rejections"].iloc[0])
+    assert stats.binom.ppf(0.005, 200, 0.05) <= k <= stats.binom.ppf(0.995, 200, 0.05)
+
+
+def test_plot(tmp_path):
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    res = power_curve("heavy_tails", sample_sizes=[10, 20], repetitions=4, n_resamples=19, rng=0)
+    ax = res.plot()
+    assert ax.get_xlabel() == "sample size n" and len(ax.lines) >= 1
+    ax.figure.savefig(tmp_path / "p.png")
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_progress_bar(capsys):
+    pytest.importorskip("tqdm")
+    power_curve("linear", sample_sizes=[8], repetitions=3, n_resamples=19, rng=0, progress=True)
+    assert "power linear" in capsys.readouterr().err
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="`estimators` must have distinct names"):
+        power_curve("linear", estimators=["kme", "kme"])
+    with pytest.raises(ValueError, match="`alpha` must be in"):
+        power_curve("linear", alpha=1.5)
+    with pytest.raises(ValueError, match="must not contain 'rng'"):
+        power_curve("linear", test_kwargs={"rng": 1})
+    with pytest.raises(ValueError, match="`repetitions` must be a positive integer"):
+        power_curve("linear", repetitions=0)
+
+
+def test_cli_power(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from kmtests import _cli
+
+    out, png = tmp_path / "t.csv", tmp_path / "p.png"
+    rc = _cli.main(["power", "--scenario", "mean_shift", "--n", "8,16", "--effects", "1",
+                    "--reps", "5", "--n-resamples", "19", "--seed", "1", "--out", str(out),
+                    "--plot", str(png)])
+    assert rc == 0
+    t = pd.read_csv(out)
+    assert list(t["n"]) == [8, 16] and t["repetitions"].eq(5).all()
+    assert png.stat().st_size > 1000
+    assert "Power study: mean_shift" in capsys.readouterr().out
+    assert _cli.main(["power", "--scenario", "nope"]) == 2
