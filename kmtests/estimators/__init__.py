@@ -14,11 +14,25 @@ from typing import Any
 from ._base import Embedding as Embedding
 from ._base import KernelMeanEstimator as KernelMeanEstimator
 from .empirical import KME as KME
+from .shrinkage import BKMSE as BKMSE
+from .shrinkage import SKMSE as SKMSE
+from .spectral import FKMSE as FKMSE
+from .spectral import TSVD as TSVD
+from .spectral import IteratedTikhonov as IteratedTikhonov
+from .spectral import Landweber as Landweber
+from .spectral import NuMethod as NuMethod
 from .marginalized import MKME as MKME
 from .marginalized import MMKME as MMKME
 
 ESTIMATORS: dict[str, type[KernelMeanEstimator]] = {
     "kme": KME,
+    "skmse": SKMSE,
+    "bkmse": BKMSE,
+    "fkmse": FKMSE,
+    "iterated_tikhonov": IteratedTikhonov,
+    "landweber": Landweber,
+    "nu_method": NuMethod,
+    "tsvd": TSVD,
     "mkme": MKME,
     "mmkme": MMKME,
 }
@@ -49,4 +63,8 @@ def resolve_estimator(estimator: Any) -> KernelMeanEstimator:
                     f"got {type(estimator).__name__}.")
 
 
-__all__ = ["ESTIMATORS", "KME", "MKME", "MMKME", "Embedding", "KernelMeanEstimator", "make", "resolve_estimator"]
+__all__ = [
+    "BKMSE", "ESTIMATORS", "FKMSE", "KME", "MKME", "MMKME", "SKMSE", "TSVD", "Embedding",
+    "IteratedTikhonov", "KernelMeanEstimator", "Landweber", "NuMethod", "make",
+    "resolve_estimator",
+]
