@@ -9,14 +9,23 @@ independence_test, hsic
 TwoSampleResult, IndependenceResult
     The result objects.
 kernels, estimators, datasets
-    Sub-modules: kernels and bandwidths, kernel mean estimators, bundled data.
+    Sub-modules: kernels and bandwidths, kernel mean estimators, bundled data
+    and simulation scenarios.
+power
+    Power studies (``power.power_curve``).
+groundtruth, risk
+    Closed-form true kernel means of Gaussian mixtures and risk studies of
+    the estimators.
 """
 
 from __future__ import annotations
 
 from . import datasets as datasets
 from . import estimators as estimators
+from . import groundtruth as groundtruth
 from . import kernels as kernels
+from . import power as power
+from . import risk as risk
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .results import IndependenceResult as IndependenceResult
@@ -32,9 +41,12 @@ __all__ = [
     "__version__",
     "datasets",
     "estimators",
+    "groundtruth",
     "hsic",
     "independence_test",
     "kernels",
     "mmd",
+    "power",
+    "risk",
     "two_sample_test",
 ]

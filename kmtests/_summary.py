@@ -25,6 +25,8 @@ def format_number(v: float | None, digits: int = 4) -> str:
 
 def format_pvalue(p: float, *, floor: float | None = None) -> str:
     """R ``format.pval``-like: 4 significant digits; ``< 2.2e-16`` style below eps."""
+    if p == 0:
+        return "0"
     if floor is not None and p <= floor:
         return f"{p:.4g}"
     if p < 2.2e-16:
