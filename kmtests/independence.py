@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -10,12 +11,16 @@ import numpy as np
 from . import _resampling
 from ._gamma import hsic_gamma
 from ._hsic_engine import PairedGrams, hsic_statistics
+from ._hsic_engine import centre
 from ._parallel import numba_threads, resolve_n_jobs
+from ._tuning import check_tuning, expected_cose_gram, freeze, marginalize, scalar_params
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample, check_choice, check_paired, check_positive_int, check_rng, seed_of
-from .estimators import KernelMeanEstimator, resolve_estimator
+from .estimators import KME, KernelMeanEstimator, resolve_estimator
+from .estimators.marginalized import MarginalizedEstimator
 from .kernels import Kernel, Precomputed, resolve_kernel
 from .results import IndependenceResult
+from .twosample import _config, _statistic_name
 
 __all__ = ["hsic", "independence_test"]
 
@@ -29,11 +34,16 @@ class _IndepInput:
     L: np.ndarray
     kernel_x: Kernel
     kernel_y: Kernel
-    estimator: KernelMeanEstimator
+    estimator: KernelMeanEstimator  # what the user asked for
+    engine_estimator: KernelMeanEstimator  # what the permutation engine applies
     unbiased: bool
+    tuning: str = "permutation"
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    notes: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def _gram_for(data: Any, kernel: Any, bandwidth: Any, name: str) -> tuple[np.ndarray, Kernel]:
+def _gram_for(data: Any, kernel: Any, bandwidth: Any, name: str,
+              est: KernelMeanEstimator | None = None) -> tuple[np.ndarray, Kernel, str, dict]:
     kern = resolve_kernel(kernel, bandwidth, name=f"kernel_{name}",
                           bandwidth_name=f"bandwidth_{name}")
     if isinstance(kern, Precomputed):
@@ -42,34 +52,58 @@ def _gram_for(data: Any, kernel: Any, bandwidth: Any, name: str) -> tuple[np.nda
                 K, K.T, rtol=1e-10, atol=1e-12 * np.max(np.abs(K))):
             raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
                              f"symmetric Gram matrix; got shape {K.shape}.")
-        return 0.5 * (K + K.T), kern
+        if isinstance(est, MarginalizedEstimator):
+            raise ValueError(f"estimator {est.name!r} needs the data and a Gaussian kernel, "
+                             f"not kernel_{name}='precomputed'.")
+        return 0.5 * (K + K.T), kern, "", {}
     arr = as_sample(data, name)
     kern = kern.fitted_to(arr, name=name)
-    return kern.gram(arr), kern
+    if isinstance(est, MarginalizedEstimator):
+        # corruption tuned on this variable alone: a permutation-invariant choice
+        c, infl, params = marginalize(est, arr, kern)
+        return c * infl.gram(arr), kern, f"marginalized: {c:.4g} x {infl.describe()}", params
+    return kern.gram(arr), kern, "", {}
 
 
 def _prepare(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any, bandwidth_y: Any,
-             estimator: Any, statistic: str) -> _IndepInput:
+             estimator: Any, statistic: str, tuning: str = "permutation") -> _IndepInput:
     unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
+    tuning = check_tuning(tuning)
     est = resolve_estimator(estimator)
-    K, kx = _gram_for(x, kernel_x, bandwidth_x, "x")
-    L, ky = _gram_for(y, kernel_y, bandwidth_y, "y")
+    marginal = isinstance(est, MarginalizedEstimator)
+    K, kx, note_x, px = _gram_for(x, kernel_x, bandwidth_x, "x", est)
+    L, ky, note_y, py = _gram_for(y, kernel_y, bandwidth_y, "y", est)
     if K.shape[0] != L.shape[0]:
         raise ValueError("`x` and `y` must have the same number of observations (paired "
                          f"data); got {K.shape[0]} and {L.shape[0]}.")
     n = K.shape[0]
     if unbiased and n < 5:
         raise ValueError(f"statistic='unbiased' needs at least 5 observations; got {n}.")
-    if unbiased and est.name != "kme":
-        raise ValueError("statistic='unbiased' is available with estimator='kme' only; use "
-                         "statistic='biased' for shrinkage estimators.")
-    return _IndepInput(K, L, kx, ky, est, unbiased)
+    if unbiased and not (est.name == "kme" or marginal):
+        raise ValueError("statistic='unbiased' is available with estimator='kme' and the "
+                         "marginalized estimators only; use statistic='biased' for shrinkage "
+                         "estimators.")
+    if marginal:
+        params = {**scalar_params(px, " (x)"), **scalar_params(py, " (y)")}
+        return _IndepInput(K, L, kx, ky, est, KME(), unbiased, "pooled", params,
+                           {"x": note_x, "y": note_y})
+    if est.name == "kme" and type(est) is KME:
+        return _IndepInput(K, L, kx, ky, est, est, unbiased, tuning)
+    Kc, Lc = centre(K), centre(L)
+    if tuning == "pooled":
+        _, params = est.weights(expected_cose_gram(Kc, Lc))
+        return _IndepInput(K, L, kx, ky, est, freeze(est, params), unbiased, tuning,
+                           scalar_params(params, " (pooled)"))
+    _, params = est.weights(Kc * Lc)
+    return _IndepInput(K, L, kx, ky, est, est, unbiased, tuning,
+                       scalar_params(params, " (observed)"))
 
 
 def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
          bandwidth_x: Any = "median", bandwidth_y: Any = "median",
          estimator: str | KernelMeanEstimator = "kme",
-         statistic: Literal["biased", "unbiased"] = "biased") -> float:
+         statistic: Literal["biased", "unbiased"] = "biased",
+         tuning: Literal["permutation", "pooled"] = "permutation") -> float:
     """Hilbert-Schmidt independence criterion of paired samples.
 
     Parameters are as in :func:`independence_test`.
@@ -88,10 +122,11 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     >>> print(f"{hsic(x, x, kernel_x='linear', kernel_y='linear'):.4f}")
     1.5625
     """
-    inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic)
+    inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic,
+                   tuning)
     pg = PairedGrams.from_grams(inp.K, inp.L)
     ident = np.arange(pg.n, dtype=np.int64)[None, :]
-    return float(hsic_statistics(pg, ident, inp.estimator, inp.unbiased)[0])
+    return float(hsic_statistics(pg, ident, inp.engine_estimator, inp.unbiased)[0])
 
 
 def independence_test(
@@ -105,6 +140,7 @@ def independence_test(
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["biased", "unbiased"] = "biased",
     method: Literal["permutation", "gamma"] = "permutation",
+    tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int = _resampling.DEFAULT_N_RESAMPLES,
     rng: SeedLike = None,
     batch: int | None = None,
@@ -192,7 +228,8 @@ def independence_test(
     >>> print(f"HSIC_b = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     HSIC_b = 0.0279, p = 0.0010
     """
-    inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic)
+    inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic,
+                   tuning)
     method = check_choice(method, "method", _METHODS)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     batch = check_positive_int(batch, "batch", allow_none=True)
@@ -203,10 +240,10 @@ def independence_test(
     n = pg.n
     ident = np.arange(n, dtype=np.int64)[None, :]
     with numba_threads(n_jobs):
-        observed = float(hsic_statistics(pg, ident, inp.estimator, inp.unbiased)[0])
+        observed = float(hsic_statistics(pg, ident, inp.engine_estimator, inp.unbiased)[0])
     common = _common_fields(inp, observed, seed, data_name)
     if method == "gamma":
-        if inp.unbiased or inp.estimator.name != "kme":
+        if inp.unbiased or inp.engine_estimator.name != "kme":
             raise ValueError("method='gamma' approximates the null of HSIC_b with the KME; use "
                              "statistic='biased', estimator='kme', or method='permutation'.")
         if n < 6:
@@ -220,7 +257,7 @@ def independence_test(
     done = 0
     with numba_threads(n_jobs):
         for perms in _resampling.permutation_batches(plan, gen, n, "perm"):
-            null[done:done + perms.shape[0]] = hsic_statistics(pg, perms, inp.estimator,
+            null[done:done + perms.shape[0]] = hsic_statistics(pg, perms, inp.engine_estimator,
                                                                inp.unbiased)
             done += perms.shape[0]
     tol = _resampling.tie_tolerance(observed, pg.scale)
@@ -238,10 +275,12 @@ def _common_fields(inp: _IndepInput, observed: float, seed: int | None,
 
     return dict(
         statistic=observed,
-        statistic_name="HSIC_u" if inp.unbiased else "HSIC_b",
+        statistic_name=_statistic_name("HSIC_u" if inp.unbiased else "HSIC_b", inp.estimator),
         estimator=inp.estimator.name,
-        estimator_params={"label": inp.estimator.label, **inp.estimator.get_params()},
-        kernels={"x": inp.kernel_x.describe(), "y": inp.kernel_y.describe()},
+        estimator_params={"label": inp.estimator.label, **_config(inp.estimator), **inp.params},
+        tuning=inp.tuning,
+        kernels={r: k.describe() + (f"; {inp.notes[r]}" if inp.notes.get(r) else "")
+                 for r, k in (("x", inp.kernel_x), ("y", inp.kernel_y))},
         bandwidths={"x": bw(inp.kernel_x), "y": bw(inp.kernel_y)},
         sizes={"n": inp.K.shape[0]},
         seed=seed,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -14,7 +15,9 @@ from ._typing import ArrayLike, SeedLike
 from ._validation import (as_sample, check_choice, check_positive_int, check_rng,
                           check_same_dim, seed_of)
 from ._parallel import resolve_n_jobs
-from .estimators import KernelMeanEstimator, resolve_estimator
+from ._tuning import check_tuning, freeze, marginalize, scalar_params
+from .estimators import KME, KernelMeanEstimator, resolve_estimator
+from .estimators.marginalized import MarginalizedEstimator
 from .kernels import Kernel, Precomputed, resolve_kernel
 from .results import TwoSampleResult
 
@@ -30,24 +33,58 @@ class _TwoSampleInput:
     n_x: int
     n_y: int
     kernel: Kernel
-    estimator: KernelMeanEstimator
+    estimator: KernelMeanEstimator  # what the user asked for
+    engine_estimator: KernelMeanEstimator  # what the permutation engine applies
     unbiased: bool
+    tuning: str
+    params: dict[str, Any]  # data-driven parameters, for the report
+    kernel_note: str = ""
+    z: np.ndarray | None = None  # the pooled data (None for a precomputed Gram)
 
 
-def _statistic_name(est: KernelMeanEstimator, unbiased: bool) -> str:
-    return "MMD^2_u" if unbiased else "MMD^2_b"
+def _statistic_name(base: str, est: KernelMeanEstimator) -> str:
+    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
+    return base if type(est) is KME else f"{base}[{est.name}]"
 
 
 def _prepare(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
-             statistic: str | None) -> _TwoSampleInput:
+             statistic: str | None, tuning: str = "permutation") -> _TwoSampleInput:
+    inp = _prepare_gram(x, y, kernel, bandwidth, estimator, statistic)
+    tuning = check_tuning(tuning)
+    est = inp.estimator
+    if isinstance(est, MarginalizedEstimator):
+        if isinstance(inp.kernel, Precomputed):
+            raise ValueError(f"estimator {est.name!r} needs the data and a Gaussian kernel, "
+                             "not kernel='precomputed'.")
+        z = inp.z
+        c, infl, params = marginalize(est, z, inp.kernel)
+        note = f"marginalized: {c:.4g} x {infl.describe()}"
+        return dataclasses.replace(inp, K=c * infl.gram(z), engine_estimator=KME(),
+                                   tuning="pooled", params=scalar_params(params),
+                                   kernel_note=note)
+    if tuning == "pooled":
+        _, params = est.weights(inp.K)
+        return dataclasses.replace(inp, engine_estimator=freeze(est, params), tuning=tuning,
+                                   params=scalar_params(params, " (pooled)"))
+    K, n_x = inp.K, inp.n_x
+    _, px = est.weights(K[:n_x, :n_x])
+    _, py = est.weights(K[n_x:, n_x:])
+    return dataclasses.replace(inp, tuning=tuning,
+                               params={**scalar_params(px, " (x)"), **scalar_params(py, " (y)")})
+
+
+def _prepare_gram(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
+                  statistic: str | None) -> _TwoSampleInput:
     kern = resolve_kernel(kernel, bandwidth)
     est = resolve_estimator(estimator)
+    marginal = isinstance(est, MarginalizedEstimator)
     if statistic is None:
-        statistic = "unbiased" if est.uniform else "biased"
+        statistic = "unbiased" if (est.uniform or marginal) else "biased"
     unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
-    if unbiased and not est.uniform:
-        raise ValueError(f"`statistic='unbiased'` is defined only for uniform-weight "
-                         f"estimators; use statistic='biased' (V-form) with {est.name!r}.")
+    if unbiased and not (est.uniform or marginal):
+        raise ValueError(f"`statistic='unbiased'` is defined only for uniform-weight and "
+                         f"marginalized estimators; use statistic='biased' (V-form) with "
+                         f"{est.name!r}.")
     if isinstance(kern, Precomputed):
         K = as_sample(x, "x", min_size=4)
         if K.shape[0] != K.shape[1]:
@@ -63,18 +100,21 @@ def _prepare(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
         if n_x < 2 or n_y < 2:
             raise ValueError("with kernel='precomputed', each sample must have at least 2 "
                              f"observations; got {n_x} and {n_y}.")
-        return _TwoSampleInput(0.5 * (K + K.T), n_x, n_y, kern, est, unbiased)
+        return _TwoSampleInput(0.5 * (K + K.T), n_x, n_y, kern, est, est, unbiased,
+                               "permutation", {})
     xa = as_sample(x, "x")
     ya = as_sample(y, "y")
     check_same_dim(xa, ya)
     z = np.vstack([xa, ya])
     kern = kern.fitted_to(z, name="the pooled sample")
-    return _TwoSampleInput(kern.gram(z), xa.shape[0], ya.shape[0], kern, est, unbiased)
+    return _TwoSampleInput(kern.gram(z), xa.shape[0], ya.shape[0], kern, est, est, unbiased,
+                           "permutation", {}, z=z)
 
 
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
         estimator: str | KernelMeanEstimator = "kme",
-        statistic: Literal["unbiased", "biased"] | None = None) -> float:
+        statistic: Literal["unbiased", "biased"] | None = None,
+        tuning: Literal["permutation", "pooled"] = "permutation") -> float:
     """Squared maximum mean discrepancy between two samples.
 
     Parameters are as in :func:`two_sample_test`.
@@ -93,10 +133,10 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    inp = _prepare(x, y, kernel, bandwidth, estimator, statistic)
+    inp = _prepare(x, y, kernel, bandwidth, estimator, statistic, tuning)
     pg = PooledGram.from_gram(inp.K)
     ident = np.arange(inp.n_x + inp.n_y, dtype=np.int64)[None, :]
-    return float(mmd_statistics(pg, ident, inp.n_x, inp.estimator, inp.unbiased)[0])
+    return float(mmd_statistics(pg, ident, inp.n_x, inp.engine_estimator, inp.unbiased)[0])
 
 
 def two_sample_test(
@@ -108,6 +148,7 @@ def two_sample_test(
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["unbiased", "biased"] | None = None,
     method: Literal["permutation", "gamma"] = "permutation",
+    tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int = _resampling.DEFAULT_N_RESAMPLES,
     rng: SeedLike = None,
     batch: int | None = None,
@@ -210,7 +251,7 @@ def two_sample_test(
     >>> print(f"MMD^2_u = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     MMD^2_u = 0.1042, p = 0.0010
     """
-    inp = _prepare(x, y, kernel, bandwidth, estimator, statistic)
+    inp = _prepare(x, y, kernel, bandwidth, estimator, statistic, tuning)
     method = check_choice(method, "method", _METHODS)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     batch = check_positive_int(batch, "batch", allow_none=True)
@@ -220,10 +261,10 @@ def two_sample_test(
     n_x, n_y = inp.n_x, inp.n_y
     pg = PooledGram.from_gram(inp.K)
     ident = np.arange(n_x + n_y, dtype=np.int64)[None, :]
-    observed = float(mmd_statistics(pg, ident, n_x, inp.estimator, inp.unbiased)[0])
+    observed = float(mmd_statistics(pg, ident, n_x, inp.engine_estimator, inp.unbiased)[0])
     common = _common_fields(inp, observed, seed, data_name)
     if method == "gamma":
-        if inp.unbiased or inp.estimator.name != "kme":
+        if inp.unbiased or inp.engine_estimator.name != "kme":
             raise ValueError("method='gamma' approximates the null of the biased KME statistic; "
                              "use statistic='biased' with estimator='kme', or "
                              "method='permutation'.")
@@ -234,7 +275,7 @@ def two_sample_test(
     null = np.empty(plan.n_resamples)
     done = 0
     for perms in _resampling.permutation_batches(plan, gen, n_x + n_y, "split", n_x):
-        null[done:done + perms.shape[0]] = mmd_statistics(pg, perms, n_x, inp.estimator,
+        null[done:done + perms.shape[0]] = mmd_statistics(pg, perms, n_x, inp.engine_estimator,
                                                           inp.unbiased)
         done += perms.shape[0]
     tol = _resampling.tie_tolerance(observed, pg.scale)
@@ -244,18 +285,27 @@ def two_sample_test(
                            **common)
 
 
+def _config(est: KernelMeanEstimator) -> dict[str, Any]:
+    """The estimator's configuration values that were set (not None), for reports."""
+    return {k: v for k, v in est.get_params().items()
+            if v is not None and isinstance(v, (int, float, str, bool))
+            and k not in ("target_points", "target_weights")}
+
+
 def _common_fields(inp: _TwoSampleInput, observed: float, seed: int | None,
                    data_name: str | None) -> dict[str, Any]:
-    est_params = {"label": inp.estimator.label, **inp.estimator.get_params()}
+    est_params = {"label": inp.estimator.label, **_config(inp.estimator), **inp.params}
     bw = getattr(inp.kernel, "bandwidth", None)
     if isinstance(bw, np.ndarray):
         bw = bw.tolist()
+    kdesc = inp.kernel.describe() + (f"; {inp.kernel_note}" if inp.kernel_note else "")
     return dict(
         statistic=observed,
-        statistic_name=_statistic_name(inp.estimator, inp.unbiased),
+        statistic_name=_statistic_name("MMD^2_u" if inp.unbiased else "MMD^2_b", inp.estimator),
         estimator=inp.estimator.name,
         estimator_params=est_params,
-        kernels={"kernel": inp.kernel.describe()},
+        tuning=inp.tuning,
+        kernels={"kernel": kdesc},
         bandwidths={"kernel": bw},
         sizes={"n_x": inp.n_x, "n_y": inp.n_y},
         seed=seed,
