@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from ._jit_hsic import pair_sums
+from ._pool import map_rows
 from .estimators import KernelMeanEstimator
 
 
@@ -71,7 +72,7 @@ def hsic_unbiased(pg: PairedGrams, perms: np.ndarray) -> np.ndarray:
 
 
 def hsic_statistics(pg: PairedGrams, perms: np.ndarray, est: KernelMeanEstimator,
-                    unbiased: bool) -> np.ndarray:
+                    unbiased: bool, n_jobs: int | None = None) -> np.ndarray:
     """The HSIC statistic of every permutation of the pairing in `perms`.
 
     For a weight estimator the statistic is ``beta' G beta`` with
@@ -86,9 +87,9 @@ def hsic_statistics(pg: PairedGrams, perms: np.ndarray, est: KernelMeanEstimator
         varrho = pg.Lc.diagonal()[perms] @ pg.Kc.diagonal() / n
         c = est.uniform_scale(rho, varrho, n)
         return c**2 * rho
-    out = np.empty(perms.shape[0])
-    for b, p in enumerate(perms):
+    def one(p: np.ndarray) -> float:
         G = pg.Kc * pg.Lc[np.ix_(p, p)]
         beta, _ = est.weights(G)
-        out[b] = beta @ G @ beta
-    return out
+        return float(beta @ G @ beta)
+
+    return map_rows(one, perms, n_jobs)

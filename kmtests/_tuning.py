@@ -47,6 +47,9 @@ def freeze(est: KernelMeanEstimator, params: dict[str, Any]) -> KernelMeanEstima
     B-KMSE, which has no fixed-shrinkage field, becomes S-KMSE with the chosen
     shrinkage (the same weights).
     """
+    if "rank" in params:
+        raise ValueError(f"estimator {est.name!r}: a rank chosen on the pooled sample does not "
+                         "transfer to samples of other sizes; use tuning='permutation'.")
     names = {f.name for f in dataclasses.fields(est)} - _NORMALISATIONS
     fixed = {k: v for k, v in params.items() if k in names}
     if fixed:

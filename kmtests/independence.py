@@ -258,7 +258,7 @@ def independence_test(
     with numba_threads(n_jobs):
         for perms in _resampling.permutation_batches(plan, gen, n, "perm"):
             null[done:done + perms.shape[0]] = hsic_statistics(pg, perms, inp.engine_estimator,
-                                                               inp.unbiased)
+                                                               inp.unbiased, n_jobs)
             done += perms.shape[0]
     tol = _resampling.tie_tolerance(observed, pg.scale)
     pval, count = _resampling.pvalue_upper(observed, null, plan.exact, tol)
