@@ -22,10 +22,7 @@ from __future__ import annotations
 
 from . import datasets as datasets
 from . import estimators as estimators
-from . import groundtruth as groundtruth
 from . import kernels as kernels
-from . import power as power
-from . import risk as risk
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .results import IndependenceResult as IndependenceResult
@@ -34,6 +31,20 @@ from .twosample import mmd as mmd
 from .twosample import two_sample_test as two_sample_test
 
 __version__ = "0.1.0.dev0"
+
+_LAZY = ("groundtruth", "power", "risk")
+
+
+def __getattr__(name: str):  # PEP 562: heavier sub-modules load on first use
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "IndependenceResult",

@@ -26,7 +26,6 @@ multiplies squares of ``Kc Lc / 6``).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 
 def _offdiag_mean(M: np.ndarray) -> float:
@@ -68,6 +67,8 @@ def _gamma_sf(t: float, mean: float, var: float) -> tuple[float, dict]:
         raise ValueError("the gamma approximation is undefined for these data (zero null "
                          "mean or variance, e.g. constant or too few data); use "
                          "method='permutation'.")
+    from scipy import stats
+
     shape = mean * mean / var
     scale = var / mean
     return float(stats.gamma.sf(t, shape, scale=scale)), {

@@ -11,7 +11,6 @@ from functools import cached_property
 
 import numpy as np
 
-from ._jit_hsic import pair_sums
 from ._pool import map_rows
 from .estimators import KernelMeanEstimator
 
@@ -54,6 +53,8 @@ class PairedGrams:
 
 def hsic_biased_sums(pg: PairedGrams, perms: np.ndarray) -> np.ndarray:
     """``sum_ij Kc_ij Lc_{p_i p_j}`` for each permutation (= n^2 HSIC_b)."""
+    from ._jit_hsic import pair_sums  # numba loads on first use (fast import)
+
     out = np.empty(perms.shape[0])
     pair_sums(pg.Kc, pg.Lc, perms, out)
     return out
@@ -63,6 +64,8 @@ def hsic_unbiased(pg: PairedGrams, perms: np.ndarray) -> np.ndarray:
     """Unbiased HSIC_u of Song et al. (2012) for each permutation."""
     n = pg.n
     Kt, Lt = pg.zero_diag
+    from ._jit_hsic import pair_sums
+
     tr = np.empty(perms.shape[0])
     pair_sums(Kt, Lt, perms, tr)
     rK, rL = Kt.sum(axis=1), Lt.sum(axis=1)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import textwrap
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from statsmodels.iolib.table import SimpleTable
-from statsmodels.iolib.tableformatting import fmt_2cols, fmt_params
+if TYPE_CHECKING:  # statsmodels is imported when a report is built
+    from statsmodels.iolib.table import SimpleTable
+
 
 _WIDTH = 78
 
@@ -35,6 +36,9 @@ def format_pvalue(p: float, *, floor: float | None = None) -> str:
 
 
 def info_table(rows: Sequence[tuple[str, str]], title: str) -> SimpleTable:
+    from statsmodels.iolib.table import SimpleTable
+    from statsmodels.iolib.tableformatting import fmt_2cols
+
     """Two-column key/value header table, statsmodels ``add_table_2cols`` look."""
     half = (len(rows) + 1) // 2
     left, right = list(rows[:half]), list(rows[half:])
@@ -47,6 +51,9 @@ def info_table(rows: Sequence[tuple[str, str]], title: str) -> SimpleTable:
 
 
 def result_table(stub: str, header: Sequence[str], values: Sequence[str]) -> SimpleTable:
+    from statsmodels.iolib.table import SimpleTable
+    from statsmodels.iolib.tableformatting import fmt_params
+
     fmt = copy.deepcopy(fmt_params)
     return SimpleTable([list(values)], headers=list(header), stubs=[stub], txt_fmt=fmt)
 

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Union
 
 import numpy as np
-from scipy.spatial.distance import pdist
 
 __all__ = [
     "KERNELS",
@@ -117,6 +116,8 @@ def median_bandwidth(
     >>> print(f"{median_bandwidth(np.array([[0.0], [1.0], [3.0]])):.4f}")
     2.0000
     """
+    from scipy.spatial.distance import pdist
+
     z = _canonical_subsample(np.asarray(z, dtype=np.float64), max_points)
     if per_dimension:
         out = np.array([np.sqrt(np.median(pdist(z[:, [j]], "sqeuclidean")))

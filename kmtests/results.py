@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 import numpy as np
-import pandas as pd
 
 from ._summary import Summary, format_number, format_pvalue, info_table, result_table
 
@@ -216,6 +218,8 @@ class KernelTestResult:
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """One-row DataFrame with the statistic, p-value, its interval and settings."""
+        import pandas as pd
+
         row: dict[str, Any] = {"statistic": self.statistic, "pvalue": self.pvalue}
         if self.method == "permutation":
             lo, hi = self.conf_int(alpha)

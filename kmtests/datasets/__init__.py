@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from importlib import resources
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from ._synthetic import PAPERS_MIXTURE_WEIGHTS as PAPERS_MIXTURE_WEIGHTS
 from ._synthetic import synthetic_mixture as synthetic_mixture
@@ -46,5 +49,7 @@ def load_eckerle4() -> pd.DataFrame:
     >>> print(f"{df['x'].min():.0f}-{df['x'].max():.0f} nm")
     400-500 nm
     """
+    import pandas as pd
+
     with resources.files(__package__).joinpath("data/eckerle4.csv").open("r") as fh:
         return pd.read_csv(fh, dtype={"x": "float64", "y": "float64"})

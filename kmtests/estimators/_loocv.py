@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 __all__ = [
     "Spectrum",
@@ -261,6 +260,8 @@ def search_log_lambda(
     j = int(grid_size - 1 - np.argmin(vals[::-1]))
     best_lam, best = float(grid[j]), float(vals[j])
     a, b = np.log(grid[max(j - 1, 0)]), np.log(grid[min(j + 1, grid_size - 1)])
+    from scipy.optimize import minimize_scalar  # imported on first use (fast import)
+
     res = minimize_scalar(lambda z: float(score(np.array([np.exp(z)]))[0]),
                           bounds=(a, b), method="bounded", options={"xatol": 1e-7})
     if res.fun < best:

@@ -26,9 +26,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
-from scipy.optimize import minimize, minimize_scalar
-from scipy.spatial.distance import pdist
 
 from .._typing import ArrayLike
 from .._validation import as_sample, check_positive_int
@@ -179,6 +176,8 @@ class _Loocv:
     @classmethod
     def from_data(cls, x: np.ndarray, theta2: np.ndarray) -> "_Loocv":
         xc = x - x.mean(axis=0)  # translation invariant; less cancellation below
+        from scipy.spatial.distance import pdist
+
         pd = pdist(xc, "sqeuclidean") if np.all(theta2 == theta2[0]) else None
         return cls(theta2, x.shape[0], xc, pd)
 
@@ -229,6 +228,8 @@ def _search_isotropic(problem: _Loocv, d: int, lo: float, hi: float,
     scores = np.array([problem.score(np.full(d, s)) for s in grid])
     k = int(np.argmin(scores))
     a, b = np.log(grid[max(k - 1, 0)]), np.log(grid[min(k + 1, grid_size - 1)])
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(lambda u: problem.score(np.full(d, np.exp(u))), bounds=(a, b),
                           method="bounded", options={"xatol": 1e-10})
     s2, best = (float(np.exp(res.x)), float(res.fun)) if res.fun <= scores[k] \
@@ -489,6 +490,8 @@ class MMKME(MarginalizedEstimator):
         bhi = np.log(self.sigma2_range[1] * theta2)
         u0 = np.clip(np.full(d, np.log(s2)), blo, bhi)
         f0 = problem.score_and_grad(u0)[0]
+        from scipy.optimize import minimize
+
         res = minimize(problem.score_and_grad, u0, jac=True, method="L-BFGS-B",
                        bounds=list(zip(blo, bhi)),
                        options={"maxiter": self.maxiter, "ftol": 1e-13, "gtol": 1e-10})
@@ -535,5 +538,7 @@ def linearized_weights(x: ArrayLike, smoothing: Any, *, kernel: Any = "gaussian"
     e = _as_variances(smoothing, d, "smoothing")
     K = kern.gram(xa)
     K2 = K * sq_distances(xa * (np.sqrt(e) / theta2))
+    from scipy.linalg import cho_factor, cho_solve
+
     c = cho_factor(K + float(jitter) * np.eye(n), lower=True)
     return (1.0 - 0.5 * float(np.sum(e / theta2))) / n + 0.5 * cho_solve(c, K2.sum(axis=1) / n)
