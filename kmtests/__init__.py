@@ -8,6 +8,8 @@ independence_test, hsic
     Kernel independence test (HSIC) and its statistic.
 TwoSampleResult, IndependenceResult
     The result objects.
+compare_estimators
+    One test, several estimators, the same permutations (one table).
 kernels, estimators, datasets
     Sub-modules: kernels and bandwidths, kernel mean estimators, bundled data
     and simulation scenarios.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from . import datasets as datasets
 from . import estimators as estimators
 from . import kernels as kernels
+from .compare import compare_estimators as compare_estimators
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .results import IndependenceResult as IndependenceResult
@@ -50,6 +53,7 @@ __all__ = [
     "IndependenceResult",
     "TwoSampleResult",
     "__version__",
+    "compare_estimators",
     "datasets",
     "estimators",
     "groundtruth",

@@ -150,3 +150,19 @@ def test_reports_name_estimator_and_tuning(rng):
     res = kmtests.independence_test(x, y, estimator="fkmse", tuning="pooled", n_resamples=99,
                                     rng=1)
     assert res.tuning == "pooled" and "lam (pooled)" in res.estimator_params
+
+
+def test_compare_estimators_uses_common_permutations(rng):
+    x, y = rng.normal(size=(15, 2)), rng.normal(0.4, size=(15, 2))
+    t = kmtests.compare_estimators(x, y, estimators=["kme", "skmse", "mkme"], n_resamples=199,
+                                   rng=8)
+    assert list(t["estimator"]) == ["kme", "skmse", "mkme"]
+    for _, row in t.iterrows():
+        res = kmtests.two_sample_test(x, y, estimator=row["estimator"], n_resamples=199, rng=8)
+        assert row["pvalue"] == res.pvalue and row["statistic"] == res.statistic
+    assert t.loc[1, "parameters"]["shrinkage (x)"] >= 0
+    h = kmtests.compare_estimators(x[:, :1], x[:, 1:], test="independence",
+                                   estimators=["kme", "fkmse"], n_resamples=99, rng=2)
+    assert set(h["statistic_name"]) == {"HSIC_b", "HSIC_b[fkmse]"}
+    with pytest.raises(ValueError, match="`test` must be one of"):
+        kmtests.compare_estimators(x, y, test="anova")
