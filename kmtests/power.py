@@ -209,8 +209,10 @@ def power_curve(
         Show a tqdm progress bar (needs tqdm).
     checkpoint : path, optional
         CSV file of raw p-values. Existing rows are reused (only the missing
-        repetitions are run) and the file is rewritten at the end, so an
-        interrupted study can be resumed with the same call.
+        repetitions are run) and the file is rewritten at the end with every
+        row computed so far, so an interrupted study can be resumed with the
+        same call and sub-designs can be read back from it. Rows must come
+        from the same `rng`, `n_resamples` and test settings.
     test_kwargs : dict, optional
         Extra keyword arguments for the test (kernel, bandwidth, statistic...).
 
@@ -297,13 +299,21 @@ def power_curve(
                 bar.update(1)
     if bar is not None:
         bar.close()
-    raw = pd.concat([done[done["estimator"].isin(est_names)], pd.DataFrame(rows, columns=_RAW_COLUMNS)],
-                    ignore_index=True) if len(done) else pd.DataFrame(rows, columns=_RAW_COLUMNS)
-    raw = raw.astype({"n": int, "effect": float, "repetition": int, "pvalue": float})
-    raw = raw.sort_values(["n", "effect", "repetition", "estimator"], kind="stable",
-                          ignore_index=True)
+    new = pd.DataFrame(rows, columns=_RAW_COLUMNS)
+    everything = pd.concat([done, new], ignore_index=True) if len(done) else new
+    everything = everything.astype({"scenario": str, "test": str, "estimator": str, "n": int,
+                                    "effect": float, "repetition": int, "pvalue": float})
+    everything = everything.sort_values(["n", "effect", "repetition", "estimator"],
+                                        kind="stable", ignore_index=True)
+    in_design = (everything["estimator"].isin(est_names) & everything["n"].isin(sizes)
+                 & everything["effect"].isin(effs) & (everything["repetition"] < repetitions))
+    raw = everything[in_design].reset_index(drop=True)
     result = PowerCurveResult(raw=raw, alpha=alphas, n_resamples=n_resamples, seed=seed_int,
                               scenario=scen.name, description=scen.description)
-    if checkpoint is not None:
-        result.to_csv(checkpoint)
+    if checkpoint is not None:  # keep every row ever computed, for later resumes
+        if os.path.exists(checkpoint):
+            other = pd.read_csv(checkpoint)
+            everything = pd.concat([other[other["scenario"] != scen.name], everything],
+                                   ignore_index=True)
+        everything.to_csv(checkpoint, index=False)
     return result

@@ -65,6 +65,10 @@ def test_checkpoint_resume(tmp_path):
     resumed = power_curve("variance_shift", repetitions=8, checkpoint=path, **kw)
     fresh = power_curve("variance_shift", repetitions=8, **kw)
     pd.testing.assert_frame_equal(resumed.raw, fresh.raw)
+    # a sub-design read back from the file holds only its own rows; the file keeps all
+    sub = power_curve("variance_shift", repetitions=3, checkpoint=path, **kw)
+    pd.testing.assert_frame_equal(sub.raw, fresh.raw[fresh.raw["repetition"] < 3])
+    assert len(pd.read_csv(path)) == 8
 
 
 def test_table_power_and_interval():

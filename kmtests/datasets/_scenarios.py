@@ -110,6 +110,16 @@ def _circular(n, effect, gen):
     return x, y
 
 
+def _mixtures(n, effect, gen, d=5):
+    from dataclasses import replace
+
+    from ._synthetic import synthetic_mixture
+
+    mix = synthetic_mixture(d, rng=gen)
+    shifted = replace(mix, means=mix.means + np.r_[effect, np.zeros(d - 1)])
+    return mix.sample(n, rng=gen), shifted.sample(n, rng=gen)
+
+
 def _eckerle(n, effect, gen):
     from . import load_eckerle4
 
@@ -133,6 +143,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              "(same mean and variance)"),
     Scenario("heavy_tails", "two_sample", _heavy_tails, 0.3,
              "x ~ N(0, 1), y ~ t with df = 1/effect scaled to unit variance"),
+    Scenario("gaussian_mixtures", "two_sample", _mixtures, 4.0,
+             "a random mixture of 4 Gaussians in d = 5 (the papers' generator, "
+             "kmtests.datasets.synthetic_mixture) per data set; y's component means are "
+             "shifted by effect along the first axis"),
     Scenario("linear", "independence", _linear, 0.3,
              "x ~ N(0, 1), y = effect x + N(0, 1)"),
     Scenario("sinusoidal", "independence", _sinusoidal, 0.6,
