@@ -82,6 +82,23 @@ def permutation_batches(plan: PermutationPlan, rng: np.random.Generator, n: int,
         yield np.ascontiguousarray(np.stack(rows))
 
 
+def permutation_null(plan: PermutationPlan, rng: np.random.Generator, n: int, kind: str,
+                     statistics, observed: float, scale: float,
+                     n_x: int = 0) -> tuple[np.ndarray, float, int]:
+    """Null statistics of every batch, and the p-value with its count.
+
+    ``statistics(perms) -> ndarray`` evaluates the statistic for a batch of
+    permutations (rows).
+    """
+    null = np.empty(plan.n_resamples)
+    done = 0
+    for perms in permutation_batches(plan, rng, n, kind, n_x):
+        null[done:done + perms.shape[0]] = statistics(perms)
+        done += perms.shape[0]
+    pval, count = pvalue_upper(observed, null, plan.exact, tie_tolerance(observed, scale))
+    return null, pval, count
+
+
 def tie_tolerance(observed: float, scale: float) -> float:
     """Tolerance for ``T_b >= T - tol``: statistics equal up to rounding count as ties.
 

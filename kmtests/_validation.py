@@ -110,6 +110,22 @@ def check_rng(rng: SeedLike) -> np.random.Generator:
         ) from exc
 
 
+def check_test_options(method: object, methods: tuple[str, ...], n_resamples: object,
+                       batch: object, n_jobs: object, rng: SeedLike
+                       ) -> tuple[str, int, int | None, int | None, np.random.Generator]:
+    """Validate the options shared by the two tests.
+
+    Returns ``(method, n_resamples, batch, seed, generator)``.
+    """
+    from ._parallel import resolve_n_jobs
+
+    method = check_choice(method, "method", methods)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    batch = check_positive_int(batch, "batch", allow_none=True)
+    resolve_n_jobs(n_jobs)  # type: ignore[arg-type]
+    return method, n_resamples, batch, seed_of(rng), check_rng(rng)  # type: ignore[return-value]
+
+
 def seed_of(rng: SeedLike) -> int | None:
     """The integer seed to report in a result, when the user gave one."""
     if isinstance(rng, (numbers.Integral,)) and not isinstance(rng, bool):

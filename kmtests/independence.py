@@ -12,10 +12,10 @@ from . import _resampling
 from ._gamma import hsic_gamma
 from ._hsic_engine import PairedGrams, hsic_statistics
 from ._hsic_engine import centre
-from ._parallel import numba_threads, resolve_n_jobs
+from ._parallel import numba_threads
 from ._tuning import check_tuning, expected_cose_gram, freeze, marginalize, scalar_params
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice, check_paired, check_positive_int, check_rng, seed_of
+from ._validation import as_sample, check_choice, check_test_options
 from .estimators import KME, KernelMeanEstimator, resolve_estimator
 from .estimators.marginalized import MarginalizedEstimator
 from .kernels import Kernel, Precomputed, resolve_kernel
@@ -230,12 +230,8 @@ def independence_test(
     """
     inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic,
                    tuning)
-    method = check_choice(method, "method", _METHODS)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    batch = check_positive_int(batch, "batch", allow_none=True)
-    resolve_n_jobs(n_jobs)
-    seed = seed_of(rng)
-    gen = check_rng(rng)
+    method, n_resamples, batch, seed, gen = check_test_options(
+        method, _METHODS, n_resamples, batch, n_jobs, rng)
     pg = PairedGrams.from_grams(inp.K, inp.L)
     n = pg.n
     ident = np.arange(n, dtype=np.int64)[None, :]
@@ -253,15 +249,11 @@ def independence_test(
                                   exact=False, n_resamples=None, count=None, details=details,
                                   **common)
     plan = _resampling.plan_independence(n, n_resamples, batch)
-    null = np.empty(plan.n_resamples)
-    done = 0
     with numba_threads(n_jobs):
-        for perms in _resampling.permutation_batches(plan, gen, n, "perm"):
-            null[done:done + perms.shape[0]] = hsic_statistics(pg, perms, inp.engine_estimator,
-                                                               inp.unbiased, n_jobs)
-            done += perms.shape[0]
-    tol = _resampling.tie_tolerance(observed, pg.scale)
-    pval, count = _resampling.pvalue_upper(observed, null, plan.exact, tol)
+        null, pval, count = _resampling.permutation_null(
+            plan, gen, n, "perm",
+            lambda perms: hsic_statistics(pg, perms, inp.engine_estimator, inp.unbiased, n_jobs),
+            observed, pg.scale)
     return IndependenceResult(pvalue=pval, null_distribution=null, method="permutation",
                               exact=plan.exact, n_resamples=plan.n_resamples, count=count,
                               **common)

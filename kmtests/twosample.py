@@ -12,9 +12,7 @@ from . import _resampling
 from ._gamma import mmd_gamma
 from ._mmd_engine import PooledGram, mmd_statistics
 from ._typing import ArrayLike, SeedLike
-from ._validation import (as_sample, check_choice, check_positive_int, check_rng,
-                          check_same_dim, seed_of)
-from ._parallel import resolve_n_jobs
+from ._validation import as_sample, check_choice, check_same_dim, check_test_options
 from ._tuning import check_tuning, freeze, marginalize, scalar_params
 from .estimators import KME, KernelMeanEstimator, resolve_estimator
 from .estimators.marginalized import MarginalizedEstimator
@@ -252,12 +250,8 @@ def two_sample_test(
     MMD^2_u = 0.1042, p = 0.0010
     """
     inp = _prepare(x, y, kernel, bandwidth, estimator, statistic, tuning)
-    method = check_choice(method, "method", _METHODS)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    batch = check_positive_int(batch, "batch", allow_none=True)
-    resolve_n_jobs(n_jobs)
-    seed = seed_of(rng)
-    gen = check_rng(rng)
+    method, n_resamples, batch, seed, gen = check_test_options(
+        method, _METHODS, n_resamples, batch, n_jobs, rng)
     n_x, n_y = inp.n_x, inp.n_y
     pg = PooledGram.from_gram(inp.K)
     ident = np.arange(n_x + n_y, dtype=np.int64)[None, :]
@@ -272,14 +266,10 @@ def two_sample_test(
         return TwoSampleResult(pvalue=pval, null_distribution=None, method="gamma", exact=False,
                                n_resamples=None, count=None, details=details, **common)
     plan = _resampling.plan_two_sample(n_x, n_y, n_resamples, batch)
-    null = np.empty(plan.n_resamples)
-    done = 0
-    for perms in _resampling.permutation_batches(plan, gen, n_x + n_y, "split", n_x):
-        null[done:done + perms.shape[0]] = mmd_statistics(pg, perms, n_x, inp.engine_estimator,
-                                                          inp.unbiased)
-        done += perms.shape[0]
-    tol = _resampling.tie_tolerance(observed, pg.scale)
-    pval, count = _resampling.pvalue_upper(observed, null, plan.exact, tol)
+    null, pval, count = _resampling.permutation_null(
+        plan, gen, n_x + n_y, "split",
+        lambda perms: mmd_statistics(pg, perms, n_x, inp.engine_estimator, inp.unbiased),
+        observed, pg.scale, n_x)
     return TwoSampleResult(pvalue=pval, null_distribution=null, method="permutation",
                            exact=plan.exact, n_resamples=plan.n_resamples, count=count,
                            **common)
