@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument("--B", type=int, default=1000)
     ap.add_argument("--budget", type=float, default=20.0,
                     help="seconds per measurement before extrapolating from fewer permutations")
+    ap.add_argument("--estimators", nargs="+", default=list(ESTIMATORS))
     args = ap.parse_args()
     if print_machine is not None:
         print_machine(machine_summary())
@@ -47,7 +48,7 @@ def main() -> None:
         x, y = gen.normal(size=(n, 5)), gen.normal(size=(n, 5))
         for test in ("two-sample (MMD)", "independence (HSIC)"):
             kme_time = None
-            for name in ESTIMATORS:
+            for name in ["kme"] + [e for e in args.estimators if e != "kme"]:
                 if test.startswith("two"):
                     def run(b, name=name):
                         return kmtests.two_sample_test(x, y, estimator=name, n_resamples=b, rng=1)
