@@ -16,9 +16,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-
 from ._parallel import resolve_n_jobs
+
+_CONTROLLER = None
+
+
+def single_blas_thread():
+    """Context manager limiting BLAS to one thread (controller built once: the
+    first scan of the loaded libraries costs milliseconds)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def map_rows(fn: Callable[[np.ndarray], float], perms: np.ndarray,
@@ -26,7 +37,7 @@ def map_rows(fn: Callable[[np.ndarray], float], perms: np.ndarray,
     """``out[b] = fn(perms[b])`` with single-threaded BLAS, over `n_jobs` threads."""
     n_threads = resolve_n_jobs(n_jobs) or os.cpu_count() or 1
     n_threads = max(1, min(n_threads, perms.shape[0]))
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_blas_thread():
         if n_threads == 1:
             return np.array([fn(p) for p in perms], dtype=np.float64)
         with ThreadPoolExecutor(max_workers=n_threads) as ex:
