@@ -171,10 +171,20 @@ def independence_test(
         the classical HSIC.
     statistic : {"biased", "unbiased"}
         ``"biased"`` (default): the V-statistic ``HSIC_b = tr(HKH HLH) / n^2``;
-        ``"unbiased"``: ``HSIC_u`` of Song et al. (2012) (KME only, n >= 5).
+        ``"unbiased"``: ``HSIC_u`` of Song et al. (2012) (KME and the
+        marginalized estimators, n >= 5).
     method : {"permutation", "gamma"}
         Null distribution: permutations (default, exact level) or the gamma
         approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate).
+    tuning : {"permutation", "pooled"}
+        How data-driven estimator parameters enter the permutation test:
+        re-tuned on every permuted data set (``"permutation"``, default), or
+        tuned once on a permutation-invariant function of the data and held
+        fixed (``"pooled"``: the permutation-averaged cross-covariance Gram, a function of the marginals). Both keep the test exact; the
+        parameters of the observed split are never reused. Marginalized
+        estimators tune their corruption variance on each variable, which is
+        permutation-invariant, so both settings give the same test. See
+        :doc:`/estimators_in_tests`.
     n_resamples : int
         Number of random permutations (default 9999); when ``n!`` is not
         larger, all permutations are enumerated (exact p-value).

@@ -182,12 +182,23 @@ def two_sample_test(
         the empirical mean (classical MMD).
     statistic : {"unbiased", "biased"}, optional
         ``"unbiased"``: ``MMD^2_u``, within-sample diagonals excluded (default
-        for uniform-weight estimators); ``"biased"``: the V-statistic
-        ``||mu_x - mu_y||^2`` (default for the others).
+        for the KME, the uniform shrinkage and the marginalized estimators);
+        ``"biased"``: the V-statistic ``||mu_x - mu_y||^2`` of the estimated
+        embeddings (default for the spectral estimators, the only choice
+        there).
     method : {"permutation", "gamma"}
         Null distribution: permutations (default; exact level) or the gamma
         approximation of Gretton et al. (2009) for the biased statistic
         (approximate).
+    tuning : {"permutation", "pooled"}
+        How data-driven estimator parameters enter the permutation test:
+        re-tuned on every permuted data set (``"permutation"``, default), or
+        tuned once on a permutation-invariant function of the data and held
+        fixed (``"pooled"``: the pooled sample). Both keep the test exact; the
+        parameters of the observed split are never reused. Marginalized
+        estimators tune their corruption variance on the pooled sample, which is
+        permutation-invariant, so both settings give the same test. See
+        :doc:`/estimators_in_tests`.
     n_resamples : int
         Number of random permutations (default 9999). When the number of
         distinct splits ``C(n_x + n_y, n_x)`` is not larger, all splits are
