@@ -166,8 +166,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 estimator=args.estimator, statistic=args.statistic or "biased",
                 method=args.method, n_resamples=args.n_resamples, rng=args.seed,
                 data_name=f"{args.x} and {args.y} in {args.data}")
+    except BrokenPipeError:  # output piped into e.g. `head`: not an error
+        return _closed_stdout()
     except (ValueError, TypeError, OSError) as exc:
         print(f"kmtests: error: {exc}", file=sys.stderr)
         return 2
-    _emit(res, args.json)
+    try:
+        _emit(res, args.json)
+    except BrokenPipeError:
+        return _closed_stdout()
+    return 0
+
+
+def _closed_stdout() -> int:
+    """Silence the interpreter's flush of a stdout whose reader has gone."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
     return 0
