@@ -13,6 +13,14 @@ unsigned 32-bit (no negative-index wrap-around in the inner loop, half the
 cache footprint). The last group of a call is padded with copies of its last
 permutation, so every permutation is always computed by the same code.
 
+For ``n >= _COPY_MIN_N`` the matrices no longer stay in the last-level cache and
+the random gathers ``B[p_i][p_j]`` would miss to DRAM one cache line at a time;
+the four rows ``B[p_i]`` are then first copied (sequentially, prefetcher
+friendly) into a small buffer that stays in L2, and gathered from there
+(n = 2000: 2.3 times faster on the 2-core benchmark machine; below the
+threshold the copy costs more than it saves). The copy moves values without
+arithmetic, so both paths give identical bits.
+
 Determinism: the kernel is compiled *without* fastmath, so every group member
 (lane) is a plain left-to-right sum in source order: the compiler may not
 reassociate it, whatever it vectorises. A permutation's value therefore depends
@@ -27,6 +35,8 @@ from numba import njit, prange
 
 #: permutations per pass over the rows of `A` (the kernel below is written for 4)
 _GROUP = 4
+#: from this n on, the rows of `B` are copied to a buffer before the gathers (speed only)
+_COPY_MIN_N = 1024
 
 
 @njit(parallel=True, cache=True, fastmath=False, nogil=True)
@@ -44,6 +54,8 @@ def pair_sums(A, B, perms, out):  # pragma: no cover - compiled
         p1 = P[1]
         p2 = P[2]
         p3 = P[3]
+        copy_rows = n >= _COPY_MIN_N
+        R = np.empty((_GROUP, n if copy_rows else 0))
         s0 = 0.0
         s1 = 0.0
         s2 = 0.0
@@ -54,6 +66,16 @@ def pair_sums(A, B, perms, out):  # pragma: no cover - compiled
             B1 = B[p1[i]]
             B2 = B[p2[i]]
             B3 = B[p3[i]]
+            if copy_rows:
+                for j in range(n):
+                    R[0, j] = B0[j]
+                    R[1, j] = B1[j]
+                    R[2, j] = B2[j]
+                    R[3, j] = B3[j]
+                B0 = R[0]
+                B1 = R[1]
+                B2 = R[2]
+                B3 = R[3]
             a0 = 0.0
             a1 = 0.0
             a2 = 0.0

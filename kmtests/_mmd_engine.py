@@ -30,10 +30,10 @@ _CHUNK = 128
 #: below this many pooled points the BLAS products use one thread (see within_sums)
 _SMALL_N = 1024
 #: block width of the block-triangular product (fixed; boundaries depend on N only)
-_BLOCK = 512
-# (128, 512): on a 2-core AMD EPYC, N = 2000, as fast as smaller chunks/blocks on an
-# idle machine, with 4-8 times fewer BLAS calls than (64, 256) -- multithreaded
-# OpenBLAS degrades badly per call when other processes occupy the cores.
+_BLOCK = 256
+# (128, 256) was the fastest of (64|128) x (256|512) on a 2-core AMD EPYC for
+# N = 400 ... 4000, and makes half as many BLAS calls as (64, 256): multithreaded
+# OpenBLAS loses much time per call when other processes occupy the cores.
 
 
 @dataclass(frozen=True)
