@@ -18,6 +18,9 @@ power
 groundtruth, risk
     Closed-form true kernel means of Gaussian mixtures and risk studies of
     the estimators.
+KmtestsWarning and its subclasses
+    ApproximationWarning, DegenerateStatisticWarning, IndefiniteKernelWarning,
+    SlowTestWarning.
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ from .results import IndependenceResult as IndependenceResult
 from .results import TwoSampleResult as TwoSampleResult
 from .twosample import mmd as mmd
 from .twosample import two_sample_test as two_sample_test
+from ._warnings import ApproximationWarning as ApproximationWarning
+from ._warnings import DegenerateStatisticWarning as DegenerateStatisticWarning
+from ._warnings import IndefiniteKernelWarning as IndefiniteKernelWarning
+from ._warnings import KmtestsWarning as KmtestsWarning
+from ._warnings import SlowTestWarning as SlowTestWarning
 
 __version__ = "0.1.0.dev0"
 
@@ -50,7 +58,12 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
+    "ApproximationWarning",
+    "DegenerateStatisticWarning",
+    "IndefiniteKernelWarning",
     "IndependenceResult",
+    "KmtestsWarning",
+    "SlowTestWarning",
     "TwoSampleResult",
     "__version__",
     "compare_estimators",

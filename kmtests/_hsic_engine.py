@@ -1,98 +1,134 @@
 """Permuted HSIC statistics (permuting the rows of y against x).
 
 Permuting the pairing applies ``L -> L[p][:, p]``; centring commutes with it
-(``H P L P' H = P (HLH) P'``), so the centred Gram matrices are computed once.
+(``H P L P' H = P (HLH) P'``), so the centred Gram matrices ``Kc = HKH`` and
+``Lc = HLH`` are computed once (:mod:`kmtests._gram`, accurately, from the
+centred data). Every statistic follows from two sums per permutation ``p``:
+
+    S_p = sum_ij Kc_ij Lc_{p_i p_j}      (the jitted pair_sums loop)
+    D_p = sum_i  Kc_ii Lc_{p_i p_i}
+
+``HSIC_b = S_p / n^2``; the unbiased ``HSIC_u`` of Song et al. (2012), which
+is invariant to centring (checked in the tests), is evaluated on ``Kc`` and
+``Lc`` with zero diagonals, whose row sums are ``-diag``, giving
+
+    HSIC_u = (S_p - n D_p/(n-2) + tr(Kc) tr(Lc)/((n-1)(n-2))) / (n(n-3)).
+
+Uniform-weight estimators scale ``HSIC_b`` by ``c^2`` with ``c`` from
+``rho = S_p/n^2`` and ``v = D_p/n - rho`` (the embedding of the centred
+cross-covariance, COSE); general ones compute weights of ``Kc o Lc_p`` per
+permutation. Every statistic comes with a rounding scale (see
+:class:`kmtests._mmd_engine.Values`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ._pool import map_rows
-from .estimators import KernelMeanEstimator
+from ._gram import CentredGram
+from ._mmd_engine import Values
+from ._pool import map_rows_multi
+from .estimators._rules import General, Rule, Uniform
 
 
 def centre(K: np.ndarray) -> np.ndarray:
-    """``HKH`` with ``H = I - 11'/n``."""
-    r = K.mean(axis=0)
-    return np.ascontiguousarray(K - r[None, :] - r[:, None] + r.mean())
+    """``HKH`` with ``H = I - 11'/n`` (a new array)."""
+    return CentredGram.from_gram(K).Kc
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PairedGrams:
-    """Permutation-invariant quantities of the two Gram matrices (computed once)."""
+    """Permutation-invariant quantities of the two centred Gram matrices."""
 
-    K: np.ndarray
-    L: np.ndarray
     Kc: np.ndarray
     Lc: np.ndarray
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_grams(cls, K: np.ndarray, L: np.ndarray) -> "PairedGrams":
-        return cls(K, L, centre(K), centre(L))
+        """From two uncentred Gram matrices (copied)."""
+        return cls(centre(K), centre(L))
+
+    @classmethod
+    def from_centred(cls, cgK: CentredGram, cgL: CentredGram) -> "PairedGrams":
+        return cls(cgK.Kc, cgL.Kc)
 
     @property
     def n(self) -> int:
-        return self.K.shape[0]
+        return self.Kc.shape[0]
 
-    @cached_property
-    def zero_diag(self) -> tuple[np.ndarray, np.ndarray]:
-        """``K`` and ``L`` with zeroed diagonals (for HSIC_u), computed once."""
-        Kt, Lt = self.K.copy(), self.L.copy()
-        np.fill_diagonal(Kt, 0.0)
-        np.fill_diagonal(Lt, 0.0)
-        return Kt, Lt
+    def _get(self, key: str, fn: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
+    @property
+    def dK(self) -> np.ndarray:
+        return self._get("dK", lambda: np.ascontiguousarray(np.diagonal(self.Kc)))
+
+    @property
+    def dL(self) -> np.ndarray:
+        return self._get("dL", lambda: np.ascontiguousarray(np.diagonal(self.Lc)))
 
     @property
     def scale(self) -> float:
-        return float(np.max(np.abs(self.K)) * np.max(np.abs(self.L)))
+        """``max|Kc| max|Lc|``: the magnitude of the summed products."""
+        return self._get("scale", lambda: float(np.max(np.abs(self.Kc)))
+                         * float(np.max(np.abs(self.Lc))))
 
 
-def hsic_biased_sums(pg: PairedGrams, perms: np.ndarray) -> np.ndarray:
-    """``sum_ij Kc_ij Lc_{p_i p_j}`` for each permutation (= n^2 HSIC_b)."""
-    from ._jit_hsic import pair_sums  # numba loads on first use (fast import)
+def pair_sums(pg: PairedGrams, perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(S_p, D_p)`` for every permutation (see the module docs)."""
+    from ._jit_hsic import pair_sums as jit_pair_sums  # numba loads on first use
 
-    out = np.empty(perms.shape[0])
-    pair_sums(pg.Kc, pg.Lc, perms, out)
-    return out
+    S = np.empty(perms.shape[0])
+    jit_pair_sums(pg.Kc, pg.Lc, perms, S)
+    D = (pg.dL[perms] * pg.dK).sum(axis=1)  # row-wise: the same bits for any batch size
+    return S, D
 
 
-def hsic_unbiased(pg: PairedGrams, perms: np.ndarray) -> np.ndarray:
-    """Unbiased HSIC_u of Song et al. (2012) for each permutation."""
+def hsic_values(pg: PairedGrams, perms: np.ndarray, rule: Rule, unbiased: bool,
+                n_jobs: int | None = None) -> Values:
+    """HSIC statistics and rounding scales of every permutation of the pairing."""
     n = pg.n
-    Kt, Lt = pg.zero_diag
-    from ._jit_hsic import pair_sums
+    if isinstance(rule, General):
+        if unbiased:
+            raise ValueError("HSIC_u is defined for uniform-weight estimators only.")
+        return _hsic_general(pg, perms, rule, n_jobs)
+    S, D = pair_sums(pg, perms)
+    if unbiased:
+        trK, trL = float(pg.dK.sum()), float(pg.dL.sum())
+        stat = (S - D * (n / (n - 2)) + trK * trL / ((n - 1) * (n - 2))) / (n * (n - 3))
+        return Values(stat, np.full(S.shape, 2.0 * pg.scale))
+    rho = S / n**2
+    if rule.fixed is not None:
+        c = np.full(S.shape, float(rule.fixed))
+    else:
+        c = rule(rho, D / n - rho, n)
+    return Values(c * c * rho, c * c * pg.scale)
 
-    tr = np.empty(perms.shape[0])
-    pair_sums(Kt, Lt, perms, tr)
-    rK, rL = Kt.sum(axis=1), Lt.sum(axis=1)
-    cross = rL[perms] @ rK
-    sK, sL = rK.sum(), rL.sum()
-    return (tr + sK * sL / ((n - 1) * (n - 2)) - 2.0 * cross / (n - 2)) / (n * (n - 3))
+
+def _hsic_general(pg: PairedGrams, perms: np.ndarray, rule: General,
+                  n_jobs: int | None) -> Values:
+    def one(p: np.ndarray) -> tuple[float, float]:
+        G = pg.Kc * pg.Lc[np.ix_(p, p)]
+        beta, _ = rule.weights(G)
+        l1 = float(np.abs(beta).sum())
+        return float(beta @ G @ beta), l1 * l1 * pg.scale
+
+    rows = map_rows_multi(one, perms, n_jobs)
+    return Values(np.array([u[0] for u in rows]), np.array([u[1] for u in rows]))
 
 
-def hsic_statistics(pg: PairedGrams, perms: np.ndarray, est: KernelMeanEstimator,
-                    unbiased: bool, n_jobs: int | None = None) -> np.ndarray:
-    """The HSIC statistic of every permutation of the pairing in `perms`.
+def hsic_statistics(pg: PairedGrams, perms: np.ndarray, est: Any, unbiased: bool,
+                    n_jobs: int | None = None) -> np.ndarray:
+    """The HSIC statistic of every permutation of the pairing (values only).
 
     For a weight estimator the statistic is ``beta' G beta`` with
     ``G = Kc o Lc[p][:, p]`` (covariance-operator shrinkage); the KME gives
     ``HSIC_b = tr(Kc Lc) / n^2``.
     """
-    n = pg.n
-    if unbiased:
-        return hsic_unbiased(pg, perms)
-    if est.uniform:
-        rho = hsic_biased_sums(pg, perms) / n**2
-        varrho = pg.Lc.diagonal()[perms] @ pg.Kc.diagonal() / n
-        c = est.uniform_scale(rho, varrho, n)
-        return c**2 * rho
-    def one(p: np.ndarray) -> float:
-        G = pg.Kc * pg.Lc[np.ix_(p, p)]
-        beta, _ = est.weights(G)
-        return float(beta @ G @ beta)
-
-    return map_rows(one, perms, n_jobs)
+    return hsic_values(pg, perms, est.rule(), unbiased, n_jobs).stat

@@ -1,29 +1,48 @@
-"""Permuted MMD statistics as block sums of the pooled Gram matrix.
+"""Permuted MMD statistics as block sums of the pooled, centred Gram matrix.
 
-For a split of the pooled sample into x (membership vector ``a``) and y, the
-within- and between-sample sums are ``S_xx = a'Ka``, ``S_xy = a'r - S_xx`` and
-``S_yy = 1'K1 - 2a'r + S_xx`` with ``r = K1``. ``a'Ka`` for many splits at once
-is the matrix product ``(A K) * A`` summed by rows. As `K` is symmetric, only its
-upper block triangle is used: with `K` cut into ``_BLOCK``-wide blocks,
-``a'Ka = sum_i a_i'K_ii a_i + 2 sum_{i<j} a_i'K_ij a_j``, one BLAS product
-``A[:, I_i] @ K[I_i, s_i:]`` per block row — about ``(1/2 + _BLOCK/2N)`` of the
-``2 B N^2`` flops of the full product. The products are done in fixed-shape
-chunks of ``_CHUNK`` splits (the last chunk zero-padded), with block boundaries
-that depend on ``N`` only, and each split's partial sums are added in a fixed
-order, so every split's value is computed by the same call shapes and the same
-operations — bit-identical whatever ``batch`` is.
+The pooled Gram matrix is held centred in feature space (:mod:`kmtests._gram`):
+``K = Kc + r1' + 1r' - g11'`` with ``Kc`` of zero row sums. For a split of the
+pooled sample into x (membership vector ``a``) and y, the centred block sums
+then follow from one number, ``s = a'Kc a``: the x-y block sums to ``-s`` and
+the y-y block to ``s``. ``a'Kc a`` for many splits at once is the matrix
+product ``(A Kc) * A`` summed by rows. As ``Kc`` is symmetric, only its upper
+block triangle is used: with ``Kc`` cut into ``_BLOCK``-wide blocks,
+``a'Kc a = sum_i a_i'Kc_ii a_i + 2 sum_{i<j} a_i'Kc_ij a_j``, one BLAS product
+``A[:, I_i] @ Kc[I_i, s_i:]`` per block row — about ``(1/2 + _BLOCK/2N)`` of
+the ``2 B N^2`` flops of the full product. The products are done in
+fixed-shape chunks of ``_CHUNK`` splits (the last chunk zero-padded), with
+block boundaries that depend on ``N`` only, and each split's partial sums are
+added in a fixed order, so every split's value is computed by the same call
+shapes and the same operations — bit-identical whatever ``batch`` is.
 
-Uniform-weight estimators (KME and the uniform shrinkage family) only need
-these sums; other estimators are evaluated split by split.
+Statistics (``c_x``, ``c_y`` the uniform factors, 1 for the KME; ``rbar`` the
+mean of ``r`` over a sample)::
+
+    MMD^2_b = c_x^2 s/n_x^2 + c_y^2 s/n_y^2 + 2 c_x c_y s/(n_x n_y) + offset
+    MMD^2_u = c_x^2 (s - t_x)/(n_x(n_x-1)) + c_y^2 (s - t_y)/(n_y(n_y-1))
+              + 2 c_x c_y s/(n_x n_y) + offset
+    offset  = 2 (c_x - c_y)(c_x rbar_x - c_y rbar_y) - g (c_x - c_y)^2
+
+with ``t`` the sums of ``diag(Kc)`` over a sample. The offset vanishes for the
+KME: its statistics are computed from centred numbers only, exactly as the
+definitions (checked against literal loops in the tests) but without the
+cancellation of raw kernel values. Every statistic comes with a rounding
+*scale* — a bound on the magnitude of what was summed — from which the
+p-value's tie tolerance is set.
+
+Uniform-weight rules only need these sums; general rules are evaluated split
+by split (:func:`mmd_general`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .estimators import KernelMeanEstimator
+from ._gram import CentredGram
+from .estimators._rules import General, Rule, Uniform
 
 #: splits per BLAS call (fixed: the call shape must not depend on `batch`)
 _CHUNK = 128
@@ -36,36 +55,47 @@ _BLOCK = 256
 # OpenBLAS loses much time per call when other processes occupy the cores.
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PooledGram:
-    """Permutation-invariant quantities of the pooled Gram matrix (computed once)."""
+    """The pooled Gram matrix in centred form and its permutation-invariant summaries."""
 
-    K: np.ndarray
-    rowsum: np.ndarray
-    total: float
-    diag: np.ndarray
-    trace: float
+    cg: CentredGram
 
     @classmethod
     def from_gram(cls, K: np.ndarray) -> "PooledGram":
-        K = np.ascontiguousarray(K, dtype=np.float64)
-        r = K.sum(axis=1)
-        d = np.ascontiguousarray(np.diag(K))
-        return cls(K, r, float(r.sum()), d, float(d.sum()))
+        """From an (uncentred, symmetric) Gram matrix; `K` is copied."""
+        return cls(CentredGram.from_gram(K))
 
     @property
-    def scale(self) -> float:
-        """Magnitude of the terms (for the tie tolerance)."""
-        return float(np.max(np.abs(self.diag))) if self.diag.size else 0.0
+    def Kc(self) -> np.ndarray:
+        return self.cg.Kc
+
+    @property
+    def n(self) -> int:
+        return self.cg.n
 
 
 @dataclass(frozen=True)
-class BlockStats:
-    s_xx: np.ndarray
-    s_xy: np.ndarray
-    s_yy: np.ndarray
-    t_x: np.ndarray
+class Values:
+    """Statistics of a batch of arrangements and the magnitude of their rounding.
+
+    ``scale[b]`` bounds the size of the terms statistic ``b`` was summed
+    from; the statistic is accurate to a few ``eps * scale[b]``.
+    """
+
+    stat: np.ndarray
+    scale: np.ndarray
+
+
+@dataclass(frozen=True)
+class SplitSums:
+    """Centred block sums of a batch of splits."""
+
+    s: np.ndarray       # a'Kc a: the x-x block (the y-y block is s, the x-y block -s)
+    t_x: np.ndarray     # sum of diag(Kc) over x
     t_y: np.ndarray
+    rbar_x: np.ndarray  # mean of r over x
+    rbar_y: np.ndarray
 
 
 def membership(perms: np.ndarray, n_x: int, n_total: int) -> np.ndarray:
@@ -124,55 +154,93 @@ def _within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
     return out
 
 
-def block_stats(pg: PooledGram, perms: np.ndarray, n_x: int) -> BlockStats:
-    s_xx = within_sums(pg.K, perms, n_x)
+def split_sums(pg: PooledGram, perms: np.ndarray, n_x: int) -> SplitSums:
+    """The centred block sums of every split in `perms` (rows: x = first `n_x`)."""
+    cg = pg.cg
+    s = within_sums(cg.Kc, perms, n_x)
     x_idx = perms[:, :n_x]
-    a_r = pg.rowsum[x_idx].sum(axis=1)
-    t_x = pg.diag[x_idx].sum(axis=1)
-    s_xy = a_r - s_xx
-    s_yy = pg.total - 2.0 * a_r + s_xx
-    return BlockStats(s_xx, s_xy, s_yy, t_x, pg.trace - t_x)
+    n_y = cg.n - n_x
+    # row-wise pairwise sums of C-contiguous gathers: the same bits for any batch size
+    dc = np.diagonal(cg.Kc)
+    t_x = dc[x_idx].sum(axis=1)
+    y_idx = perms[:, n_x:]
+    return SplitSums(s, t_x, dc[y_idx].sum(axis=1), cg.r[x_idx].sum(axis=1) / n_x,
+                     cg.r[y_idx].sum(axis=1) / n_y)
 
 
-def mmd_from_stats(st: BlockStats, n_x: int, n_y: int, est: KernelMeanEstimator,
-                   unbiased: bool) -> np.ndarray:
-    """MMD^2 for a uniform-weight estimator from block sums (vectorised)."""
-    rho_x, rho_y = st.s_xx / n_x**2, st.s_yy / n_y**2
-    c_x = est.uniform_scale(rho_x, st.t_x / n_x, n_x)
-    c_y = est.uniform_scale(rho_y, st.t_y / n_y, n_y)
-    cross = 2.0 * c_x * c_y * st.s_xy / (n_x * n_y)
+def mmd_uniform(pg: PooledGram, sums: SplitSums, n_x: int, rule: Uniform,
+                unbiased: bool) -> Values:
+    """MMD^2 of every split for a :class:`~kmtests.estimators._rules.Uniform` rule."""
+    cg = pg.cg
+    n_y = cg.n - n_x
+    s = sums.s
+    g = cg.g
+    rho_cx, rho_cy = s / n_x**2, s / n_y**2
+    if rule.fixed is not None:
+        c_x = c_y = np.full(s.shape, float(rule.fixed))
+    else:
+        # the raw rho = ||mu_hat||^2 and v = tr(K)/n - rho, from centred sums and offsets
+        c_x = rule(rho_cx + 2.0 * sums.rbar_x - g, sums.t_x / n_x - rho_cx, n_x)
+        c_y = rule(rho_cy + 2.0 * sums.rbar_y - g, sums.t_y / n_y - rho_cy, n_y)
     if unbiased:
-        u_x = (st.s_xx - st.t_x) / (n_x * (n_x - 1))
-        u_y = (st.s_yy - st.t_y) / (n_y * (n_y - 1))
-        return c_x**2 * u_x + c_y**2 * u_y - cross
-    return c_x**2 * rho_x + c_y**2 * rho_y - cross
+        w_x = (s - sums.t_x) / (n_x * (n_x - 1))
+        w_y = (s - sums.t_y) / (n_y * (n_y - 1))
+    else:
+        w_x, w_y = rho_cx, rho_cy
+    dc = c_x - c_y
+    stat = (c_x**2 * w_x + c_y**2 * w_y + 2.0 * c_x * c_y * s / (n_x * n_y)
+            + dc * (2.0 * (c_x * sums.rbar_x - c_y * sums.rbar_y) - g * dc))
+    csum = np.abs(c_x) + np.abs(c_y)
+    scale = csum**2 * cg.kc_max + np.abs(dc) * (2.0 * csum * cg.r_max + np.abs(dc) * abs(g))
+    return Values(stat, scale)
 
 
-def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int,
-                est: KernelMeanEstimator) -> tuple[np.ndarray, list[dict]]:
+def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int, rule: General,
+                n_jobs: int | None = None) -> tuple[Values, list[dict[str, Any]]]:
     """V-form MMD^2 ``bx'Kxx bx + by'Kyy by - 2 bx'Kxy by`` split by split.
 
     The weights are recomputed on every split (data-driven parameters are
-    re-tuned on each permuted data set). Indices are sorted within each
-    sample so the value does not depend on the order inside a split.
+    re-tuned on each permuted data set) from the uncentred sub-Gram
+    matrices. Indices are sorted within each sample so the value does not
+    depend on the order inside a split. The statistic is evaluated as its
+    centred part plus the offset ``2 (S_x - S_y)(bx'r_x - by'r_y) -
+    g (S_x - S_y)^2`` (``S`` the sums of the weights).
     """
-    K = pg.K
-    out = np.empty(perms.shape[0])
-    params = []
-    for b, p in enumerate(perms):
+    from ._pool import map_rows_multi
+
+    cg = pg.cg
+    Kc, r, g = cg.Kc, cg.r, cg.g
+
+    def one(p: np.ndarray) -> tuple[float, float, dict[str, Any]]:
         ix, iy = np.sort(p[:n_x]), np.sort(p[n_x:])
-        Kxx, Kyy, Kxy = K[np.ix_(ix, ix)], K[np.ix_(iy, iy)], K[np.ix_(ix, iy)]
-        bx, px = est.weights(Kxx)
-        by, py = est.weights(Kyy)
-        out[b] = bx @ Kxx @ bx + by @ Kyy @ by - 2.0 * (bx @ Kxy @ by)
-        params.append({"x": px, "y": py})
-    return out, params
+        Cxx, Cyy, Cxy = Kc[np.ix_(ix, ix)], Kc[np.ix_(iy, iy)], Kc[np.ix_(ix, iy)]
+        rx, ry = r[ix], r[iy]
+        bx, px = rule.weights(Cxx + (rx[:, None] + rx[None, :]) - g)
+        by, py = rule.weights(Cyy + (ry[:, None] + ry[None, :]) - g)
+        sx, sy = float(bx.sum()), float(by.sum())
+        ds = sx - sy
+        stat = (bx @ Cxx @ bx + by @ Cyy @ by - 2.0 * (bx @ Cxy @ by)
+                + ds * (2.0 * (bx @ rx - by @ ry) - g * ds))
+        l1 = float(np.abs(bx).sum() + np.abs(by).sum())
+        scale = l1 * l1 * cg.kc_max + abs(ds) * (2.0 * l1 * cg.r_max + abs(ds) * abs(g))
+        return float(stat), scale, {"x": px, "y": py}
+
+    rows = map_rows_multi(one, perms, n_jobs)
+    return (Values(np.array([u[0] for u in rows]), np.array([u[1] for u in rows])),
+            [u[2] for u in rows])
 
 
-def mmd_statistics(pg: PooledGram, perms: np.ndarray, n_x: int, est: KernelMeanEstimator,
+def mmd_values(pg: PooledGram, perms: np.ndarray, n_x: int, rule: Rule, unbiased: bool,
+               n_jobs: int | None = None) -> Values:
+    """MMD^2 and rounding scales of every split in `perms` (x = first `n_x` entries)."""
+    if isinstance(rule, Uniform):
+        return mmd_uniform(pg, split_sums(pg, perms, n_x), n_x, rule, unbiased)
+    if unbiased:
+        raise ValueError("the unbiased MMD^2 is defined for uniform-weight estimators only.")
+    return mmd_general(pg, perms, n_x, rule, n_jobs)[0]
+
+
+def mmd_statistics(pg: PooledGram, perms: np.ndarray, n_x: int, est: Any,
                    unbiased: bool) -> np.ndarray:
-    """MMD^2 of every split in `perms` (rows: first `n_x` entries form x)."""
-    n_y = pg.K.shape[0] - n_x
-    if est.uniform:
-        return mmd_from_stats(block_stats(pg, perms, n_x), n_x, n_y, est, unbiased)
-    return mmd_general(pg, perms, n_x, est)[0]
+    """MMD^2 of every split in `perms` for the estimator `est` (values only)."""
+    return mmd_values(pg, perms, n_x, est.rule(), unbiased).stat

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
+
+from ._warnings import DegenerateStatisticWarning
 
 #: default number of Monte Carlo permutations (as scipy.stats.permutation_test)
 DEFAULT_N_RESAMPLES = 9999
@@ -83,40 +86,81 @@ def permutation_batches(plan: PermutationPlan, rng: np.random.Generator, n: int,
 
 
 def permutation_null(plan: PermutationPlan, rng: np.random.Generator, n: int, kind: str,
-                     statistics, observed: float, scale: float,
-                     n_x: int = 0) -> tuple[np.ndarray, float, int]:
+                     values: Callable[[np.ndarray], Any], observed: Any, n_x: int = 0,
+                     what: str = "the statistic") -> tuple[np.ndarray, float, int]:
     """Null statistics of every batch, and the p-value with its count.
 
-    ``statistics(perms) -> ndarray`` evaluates the statistic for a batch of
-    permutations (rows).
+    ``values(perms)`` evaluates the statistic for a batch of permutations
+    (rows) and returns an object with arrays ``stat`` and ``scale`` (see
+    :class:`kmtests._mmd_engine.Values`); `observed` is the same for the data.
+    A non-finite statistic raises (naming `what`) instead of being counted:
+    ``NaN >= T`` is false, which would report the smallest p-value.
     """
     null = np.empty(plan.n_resamples)
+    scales = np.empty(plan.n_resamples)
     done = 0
     for perms in permutation_batches(plan, rng, n, kind, n_x):
-        null[done:done + perms.shape[0]] = statistics(perms)
+        v = values(perms)
+        null[done:done + perms.shape[0]] = v.stat
+        scales[done:done + perms.shape[0]] = v.scale
         done += perms.shape[0]
-    pval, count = pvalue_upper(observed, null, plan.exact, tie_tolerance(observed, scale))
+    t_obs = float(np.asarray(observed.stat).reshape(-1)[0])
+    s_obs = float(np.asarray(observed.scale).reshape(-1)[0])
+    check_finite_statistic(t_obs, null, what)
+    tol = tie_tolerance(s_obs, scales)
+    if t_obs == 0.0 and not np.any(null):
+        warnings.warn(
+            f"{what} is 0 for the data and for every permutation: the statistic cannot "
+            "vary with the arrangement of these data (constant data, or a kernel or "
+            "estimator that maps every sample to the same embedding), so p = 1 carries no "
+            "evidence either way.", DegenerateStatisticWarning, stacklevel=3)
+    pval, count = pvalue_upper(t_obs, null, plan.exact, tol)
     return null, pval, count
 
 
-def tie_tolerance(observed: float, scale: float) -> float:
+def check_finite_statistic(observed: float, null: np.ndarray | None, what: str) -> None:
+    """Raise ``ValueError`` if the observed or any permuted statistic is NaN or infinite."""
+    bad_obs = not np.isfinite(observed)
+    n_bad = 0 if null is None else int(np.count_nonzero(~np.isfinite(null)))
+    if not (bad_obs or n_bad):
+        return
+    where = []
+    if bad_obs:
+        where.append(f"the data ({observed!r})")
+    if n_bad:
+        where.append(f"{n_bad} of {null.size} permutations")  # type: ignore[union-attr]
+    raise ValueError(
+        f"{what} is not finite for {' and '.join(where)}: no p-value can be computed. "
+        "This happens when kernel values or estimator weights overflow or are undefined; "
+        "rescale the data or choose another kernel, bandwidth or estimator.")
+
+
+#: relative tolerance of ties: 100 eps of the magnitude the statistics are summed from
+TIE_RTOL = float(np.finfo(np.float64).eps * 100)
+
+
+def tie_tolerance(observed_scale: float, null_scales: np.ndarray | float) -> np.ndarray:
     """Tolerance for ``T_b >= T - tol``: statistics equal up to rounding count as ties.
 
-    `scale` is the magnitude of the terms the statistic is computed from (the
-    statistic is a difference of such terms, so its rounding error is relative
-    to them, not to its own value).
+    A statistic is a sum of terms of magnitude up to its *scale* (e.g.
+    ``max |Kc|`` of the centred Gram matrix for the KME MMD), so its rounding
+    error is relative to that scale, not to the statistic's own (possibly
+    much smaller) value, and not to the raw kernel values (which can be
+    huge and cancel): ``tol_b = TIE_RTOL (scale(T) + scale(T_b))``.
     """
-    eps = np.finfo(np.float64).eps * 100
-    return eps * max(abs(observed), abs(scale))
+    return TIE_RTOL * (abs(observed_scale) + np.abs(np.asarray(null_scales, dtype=np.float64)))
 
 
-def pvalue_upper(observed: float, null: np.ndarray, exact: bool, tol: float) -> tuple[float, int]:
+def pvalue_upper(observed: float, null: np.ndarray, exact: bool,
+                 tol: np.ndarray | float) -> tuple[float, int]:
     """Upper-tail permutation p-value and the count it is built from.
 
     Monte Carlo: ``(1 + #{T_b >= T - tol}) / (1 + B)`` (Phipson & Smyth, 2010),
     never zero and exactly valid. Exact enumeration (the observed arrangement
-    is one of the enumerated ones): ``#{T_b >= T - tol} / N``.
+    is one of the enumerated ones): ``#{T_b >= T - tol} / N``. Non-finite
+    values raise (see :func:`check_finite_statistic`).
     """
+    check_finite_statistic(observed, null, "the statistic")
     count = int(np.count_nonzero(null >= observed - tol))
     if exact:
         return count / null.size, count

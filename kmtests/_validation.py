@@ -8,35 +8,93 @@ from __future__ import annotations
 
 import numbers
 import operator
+from typing import Any
 
 import numpy as np
 
 from ._typing import ArrayLike, SeedLike
 
 
+#: dtype kinds refused, and what to say about them
+_REFUSED_KINDS = {
+    "U": "text (strings)",
+    "S": "bytes",
+    "M": "dates/times (datetime64)",
+    "m": "time differences (timedelta64)",
+    "V": "raw records",
+}
+_CONVERT_HINT = {
+    "U": "convert them explicitly, e.g. with float() or pandas.to_numeric",
+    "S": "decode and convert them explicitly",
+    "M": ("convert them to numbers with an origin and unit of your choice, e.g. "
+          "(t - t.min()) / numpy.timedelta64(1, 's')"),
+    "m": "convert them to numbers in a unit of your choice, e.g. t / numpy.timedelta64(1, 's')",
+    "V": "pass a plain numeric array",
+}
+
+
+def _refuse(name: str, what: str, hint: str) -> TypeError:
+    return TypeError(f"`{name}` must contain real numbers; it holds {what}: {hint}.")
+
+
+def _pandas_to_numpy(data: Any, name: str) -> np.ndarray:
+    """A pandas Series/DataFrame as a float array, refusing non-numeric columns."""
+    import pandas as pd
+
+    frame = data.to_frame() if isinstance(data, pd.Series) else data
+    for col, dtype in frame.dtypes.items():
+        if pd.api.types.is_bool_dtype(dtype) or (pd.api.types.is_numeric_dtype(dtype)
+                                                 and not pd.api.types.is_complex_dtype(dtype)):
+            continue
+        label = f"column {col!r} of `{name}`" if isinstance(data, pd.DataFrame) else f"`{name}`"
+        if pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
+            kind = "M"
+        elif pd.api.types.is_timedelta64_dtype(dtype):
+            kind = "m"
+        elif pd.api.types.is_complex_dtype(dtype):
+            raise TypeError(f"{label} must contain real numbers, not complex ones.")
+        else:
+            raise TypeError(f"{label} must hold real numbers; it has dtype {dtype} (text, "
+                            "categories or mixed objects): convert it explicitly, e.g. with "
+                            "pandas.to_numeric, or leave it out.")
+        raise TypeError(f"{label} must hold real numbers; it has dtype {dtype}, "
+                        f"{_REFUSED_KINDS[kind]}: {_CONVERT_HINT[kind]}.")
+    return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
 def as_sample(data: ArrayLike, name: str, *, min_size: int = 2) -> np.ndarray:
     """Return `data` as a float64, C-contiguous ``(n, d)`` array.
 
-    Lists, tuples, pandas Series/DataFrames and 1-D arrays are accepted; a 1-D
-    input of length n is read as n observations of one variable.
+    The rule: data are real numbers — numpy numeric or boolean arrays, lists
+    and tuples of numbers, pandas Series/DataFrames with numeric or boolean
+    columns; a 1-D input of length n is n observations of one variable.
+    Refused with a ``TypeError`` that says how to convert them: strings (also
+    numeric strings), bytes, dates and times (``datetime64``, ``timedelta64``,
+    pandas datetime columns with or without a time zone: their origin and
+    unit are modelling choices to make explicitly), categorical or mixed
+    columns, complex numbers and masked arrays (a mask would be ignored).
+    Missing values (NaN, None, ``pd.NA``) and infinities raise ``ValueError``.
     """
-    if hasattr(data, "to_numpy") and not isinstance(data, np.ndarray):
-        data = data.to_numpy()
-    try:
-        arr = np.asarray(data)
-    except (TypeError, ValueError) as exc:  # ragged lists and the like
-        raise TypeError(f"`{name}` must be array-like of numbers.") from exc
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
-    ):
+    if isinstance(data, np.ma.MaskedArray):
+        raise TypeError(
+            f"`{name}` is a masked array; kmtests does not apply masks (they would be "
+            "ignored silently). Remove the masked observations, from paired data too, "
+            "or fill them, and pass a plain array (e.g. `np.ma.compress_rows(a)`).")
+    if type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "to_numpy"):
+        arr = _pandas_to_numpy(data, name)
+    else:
         try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"`{name}` must contain real numbers; got dtype {arr.dtype}."
-            ) from exc
-    if np.iscomplexobj(arr):
-        raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
+            arr = np.asarray(data)
+        except (TypeError, ValueError) as exc:  # ragged lists and the like
+            raise TypeError(f"`{name}` must be array-like of numbers.") from exc
+        kind = arr.dtype.kind
+        if kind in _REFUSED_KINDS:
+            raise _refuse(name, f"{_REFUSED_KINDS[kind]} (dtype {arr.dtype})",
+                          _CONVERT_HINT[kind])
+        if kind == "c":
+            raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
+        if kind == "O":
+            arr = _object_to_float(arr, name)
     if arr.ndim == 0:
         raise ValueError(f"`{name}` must be 1-D or 2-D; got a scalar.")
     if arr.ndim == 1:
@@ -52,8 +110,33 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2) -> np.ndarray:
             f"got {arr.shape[0]}."
         )
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must not contain NaN or infinite values.")
+        raise ValueError(f"`{name}` must not contain NaN or infinite values (missing values "
+                         "included).")
     return arr
+
+
+def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array of real numbers (None/NA = missing) as floats; anything else refused."""
+    out = np.empty(arr.shape, dtype=np.float64)
+    flat_in, flat_out = arr.reshape(-1), out.reshape(-1)
+    for i, v in enumerate(flat_in):
+        if isinstance(v, (bool, np.bool_, numbers.Real)):
+            flat_out[i] = float(v)
+        elif v is None or (type(v).__name__ in ("NAType", "NaTType")):
+            flat_out[i] = np.nan
+        elif isinstance(v, (str, np.str_)):
+            raise _refuse(name, f"text (e.g. {v!r})", _CONVERT_HINT["U"])
+        elif isinstance(v, (bytes, np.bytes_)):
+            raise _refuse(name, f"bytes (e.g. {v!r})", _CONVERT_HINT["S"])
+        elif isinstance(v, (np.datetime64, np.timedelta64)) or hasattr(v, "timestamp") \
+                or type(v).__name__ in ("timedelta", "Timedelta", "date", "time"):
+            raise _refuse(name, f"dates or times (e.g. {v!r})", _CONVERT_HINT["M"])
+        elif isinstance(v, complex):
+            raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
+        else:
+            raise TypeError(f"`{name}` must be array-like of numbers; it holds a "
+                            f"{type(v).__name__} ({v!r}).")
+    return out
 
 
 def check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")) -> None:
@@ -101,29 +184,16 @@ def check_rng(rng: SeedLike) -> np.random.Generator:
             "`rng` must be None, an int, a SeedSequence or a Generator; "
             "the legacy RandomState is not accepted."
         )
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng < 0:
+        raise ValueError(f"`rng` must be None, a non-negative int, a SeedSequence or a "
+                         f"Generator; got the negative int {rng}.")
     try:
         return np.random.default_rng(rng)
     except (TypeError, ValueError) as exc:
         raise TypeError(
-            "`rng` must be None, an int, a SeedSequence or a Generator; "
+            "`rng` must be None, a non-negative int, a SeedSequence or a Generator; "
             f"got {type(rng).__name__}."
         ) from exc
-
-
-def check_test_options(method: object, methods: tuple[str, ...], n_resamples: object,
-                       batch: object, n_jobs: object, rng: SeedLike
-                       ) -> tuple[str, int, int | None, int | None, np.random.Generator]:
-    """Validate the options shared by the two tests.
-
-    Returns ``(method, n_resamples, batch, seed, generator)``.
-    """
-    from ._parallel import resolve_n_jobs
-
-    method = check_choice(method, "method", methods)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    batch = check_positive_int(batch, "batch", allow_none=True)
-    resolve_n_jobs(n_jobs)  # type: ignore[arg-type]
-    return method, n_resamples, batch, seed_of(rng), check_rng(rng)  # type: ignore[return-value]
 
 
 def seed_of(rng: SeedLike) -> int | None:

@@ -2,101 +2,183 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _resampling
+from ._driver import (Options, PreparedRule, check_options, estimator_config, identity,
+                      prepare_rule, run_permutation, scalar_params, scaled_gram,
+                      statistic_name, timed_observed)
 from ._gamma import hsic_gamma
-from ._hsic_engine import PairedGrams, hsic_statistics
-from ._hsic_engine import centre
+from ._gram import CentredGram, check_symmetric
+from ._guards import check_memory, format_bytes
+from ._hsic_engine import PairedGrams, hsic_values
 from ._parallel import numba_threads
-from ._tuning import check_tuning, expected_cose_gram, freeze, marginalize, scalar_params
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice, check_test_options
-from .estimators import KME, KernelMeanEstimator, resolve_estimator
-from .estimators.marginalized import MarginalizedEstimator
+from ._validation import as_sample, check_choice
+from .estimators import KernelMeanEstimator, resolve_estimator
+from .estimators._rules import General, Uniform
 from .kernels import Kernel, Precomputed, resolve_kernel
 from .results import IndependenceResult
-from .twosample import _config, _statistic_name
 
 __all__ = ["hsic", "independence_test"]
 
 _STATISTICS = ("biased", "unbiased")
-_METHODS = ("permutation", "gamma")
 
 
 @dataclass(frozen=True)
-class _IndepInput:
-    K: np.ndarray
-    L: np.ndarray
-    kernel_x: Kernel
-    kernel_y: Kernel
-    estimator: KernelMeanEstimator  # what the user asked for
-    engine_estimator: KernelMeanEstimator  # what the permutation engine applies
+class _Variable:
+    kernel: Kernel
+    data: np.ndarray | None   # None when the Gram matrix was given
+    K: np.ndarray | None      # the precomputed Gram matrix
+
+
+@dataclass(frozen=True)
+class _Spec:
+    x: _Variable
+    y: _Variable
+    estimator: KernelMeanEstimator
     unbiased: bool
-    tuning: str = "permutation"
-    params: dict[str, Any] = dataclasses.field(default_factory=dict)
-    notes: dict[str, str] = dataclasses.field(default_factory=dict)
+    n: int
 
 
-def _gram_for(data: Any, kernel: Any, bandwidth: Any, name: str,
-              est: KernelMeanEstimator | None = None) -> tuple[np.ndarray, Kernel, str, dict]:
+@dataclass(frozen=True)
+class _Prepared:
+    pg: PairedGrams            # in canonical order (see _orient)
+    kernels: dict[str, Kernel]
+    notes: dict[str, str]
+    transform_params: dict[str, dict[str, Any]]
+    prep: PreparedRule
+
+
+def _variable_iv(data: Any, kernel: Any, bandwidth: Any, name: str) -> _Variable:
     kern = resolve_kernel(kernel, bandwidth, name=f"kernel_{name}",
                           bandwidth_name=f"bandwidth_{name}")
     if isinstance(kern, Precomputed):
         K = as_sample(data, name, min_size=2)
-        if K.shape[0] != K.shape[1] or not np.allclose(
-                K, K.T, rtol=1e-10, atol=1e-12 * np.max(np.abs(K))):
+        if K.shape[0] != K.shape[1]:
             raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
                              f"symmetric Gram matrix; got shape {K.shape}.")
-        if isinstance(est, MarginalizedEstimator):
-            raise ValueError(f"estimator {est.name!r} needs the data and a Gaussian kernel, "
-                             f"not kernel_{name}='precomputed'.")
-        return 0.5 * (K + K.T), kern, "", {}
-    arr = as_sample(data, name)
-    kern = kern.fitted_to(arr, name=name)
-    if isinstance(est, MarginalizedEstimator):
-        # corruption tuned on this variable alone: a permutation-invariant choice
-        c, infl, params = marginalize(est, arr, kern)
-        return c * infl.gram(arr), kern, f"marginalized: {c:.4g} x {infl.describe()}", params
-    return kern.gram(arr), kern, "", {}
+        K = check_symmetric(K, f"with kernel_{name}='precomputed', `{name}`")
+        return _Variable(kern, None, K)
+    return _Variable(kern, as_sample(data, name), None)
 
 
-def _prepare(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any, bandwidth_y: Any,
-             estimator: Any, statistic: str, tuning: str = "permutation") -> _IndepInput:
+def _independence_iv(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any,
+                     bandwidth_y: Any, estimator: Any, statistic: str) -> _Spec:
     unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
-    tuning = check_tuning(tuning)
     est = resolve_estimator(estimator)
-    marginal = isinstance(est, MarginalizedEstimator)
-    K, kx, note_x, px = _gram_for(x, kernel_x, bandwidth_x, "x", est)
-    L, ky, note_y, py = _gram_for(y, kernel_y, bandwidth_y, "y", est)
-    if K.shape[0] != L.shape[0]:
+    rule = est.rule()
+    vx = _variable_iv(x, kernel_x, bandwidth_x, "x")
+    vy = _variable_iv(y, kernel_y, bandwidth_y, "y")
+    nx = (vx.K if vx.data is None else vx.data).shape[0]
+    ny = (vy.K if vy.data is None else vy.data).shape[0]
+    if nx != ny:
         raise ValueError("`x` and `y` must have the same number of observations (paired "
-                         f"data); got {K.shape[0]} and {L.shape[0]}.")
-    n = K.shape[0]
-    if unbiased and n < 5:
-        raise ValueError(f"statistic='unbiased' needs at least 5 observations; got {n}.")
-    if unbiased and not (est.name == "kme" or marginal):
-        raise ValueError("statistic='unbiased' is available with estimator='kme' and the "
-                         "marginalized estimators only; use statistic='biased' for shrinkage "
-                         "estimators.")
-    if marginal:
-        params = {**scalar_params(px, " (x)"), **scalar_params(py, " (y)")}
-        return _IndepInput(K, L, kx, ky, est, KME(), unbiased, "pooled", params,
-                           {"x": note_x, "y": note_y})
-    if est.name == "kme" and type(est) is KME:
-        return _IndepInput(K, L, kx, ky, est, est, unbiased, tuning)
-    Kc, Lc = centre(K), centre(L)
-    if tuning == "pooled":
-        _, params = est.weights(expected_cose_gram(Kc, Lc))
-        return _IndepInput(K, L, kx, ky, est, freeze(est, params), unbiased, tuning,
-                           scalar_params(params, " (pooled)"))
-    _, params = est.weights(Kc * Lc)
-    return _IndepInput(K, L, kx, ky, est, est, unbiased, tuning,
-                       scalar_params(params, " (observed)"))
+                         f"data); got {nx} and {ny}.")
+    if unbiased and nx < 5:
+        raise ValueError(f"statistic='unbiased' needs at least 5 observations; got {nx}.")
+    if unbiased and not isinstance(rule, Uniform):
+        raise ValueError("statistic='unbiased' is available with uniform-weight and "
+                         "marginalized estimators only; use statistic='biased' for "
+                         f"{est.name!r}.")
+    for v, name in ((vx, "x"), (vy, "y")):
+        if v.data is None:
+            try:
+                est.transform_kernel(v.kernel, None)
+            except ValueError as exc:
+                raise ValueError(str(exc).replace("kernel='precomputed'",
+                                                  f"kernel_{name}='precomputed'")) from None
+    return _Spec(vx, vy, est, unbiased, nx)
+
+
+def _check_memory(spec: _Spec, opts: Options | None) -> None:
+    n = spec.n
+    need = 2 * 8.0 * n * n + 8.0 * n * 2 * 256
+    if opts is not None:
+        need += 16.0 * opts.n_resamples + 8.0 * n * (opts.batch or 1)
+        if not isinstance(spec.estimator.rule(), Uniform):
+            import os
+
+            need += 2 * 8.0 * n * n * (os.cpu_count() or 1)  # per-thread cross Gram + weights
+    check_memory(need, f"two {n} x {n} Gram matrices take {format_bytes(16.0 * n * n)}",
+                 "Test a random subsample of the pairs, or use a machine with more memory.")
+
+
+def _gram(v: _Variable, est: KernelMeanEstimator, name: str
+          ) -> tuple[CentredGram, Kernel, str, dict[str, Any]]:
+    if v.data is None:
+        return v.kernel.centred_gram(v.K, name=name), v.kernel, "", {}
+    kern = v.kernel.fitted_to(v.data, name=name)
+    tk = est.transform_kernel(kern, v.data)  # tuned on this variable alone: invariant
+    if tk is None:
+        return kern.centred_gram(v.data, name=name), kern, "", {}
+    c, infl, params = tk
+    return (scaled_gram(infl, v.data, c, name), kern,
+            f"marginalized: {c:.4g} x {infl.describe()}", params)
+
+
+def _key(M: np.ndarray) -> tuple[float, float, float]:
+    return (float(np.sum(M * M)), float(np.trace(M)), float(np.sum(np.abs(M))))
+
+
+def _orient(Kc: np.ndarray, Lc: np.ndarray) -> PairedGrams:
+    """The pair in a canonical order, so the test does not depend on argument order.
+
+    The statistics are symmetric in the two matrices, and permuting the rows
+    of one variable or of the other gives the same null distribution; putting
+    the pair in an order fixed by the matrices themselves makes the Monte Carlo
+    p-value, for a given seed, identical too.
+    """
+    return PairedGrams(Lc, Kc) if _key(Lc) < _key(Kc) else PairedGrams(Kc, Lc)
+
+
+def expected_cose_gram(Kc: np.ndarray, Lc: np.ndarray) -> np.ndarray:
+    """``E_pi[Kc o Lc[pi][:, pi]]`` over uniform permutations pi (marginals only).
+
+    For centred ``Lc`` the average of ``Lc_pi`` is ``tr(Lc)/(n-1) H``, so the
+    result is ``tr(Lc)/(n-1) Kc o H``.
+    """
+    n = Kc.shape[0]
+    t = float(np.trace(Lc))
+    G = Kc * (-t / (n * (n - 1)))
+    G[np.diag_indices(n)] = np.diag(Kc) * (t / n)
+    return G
+
+
+def symmetric_cose_gram(Kc: np.ndarray, Lc: np.ndarray) -> np.ndarray:
+    """The permutation-invariant Gram matrix of ``tuning="pooled"`` for HSIC.
+
+    The average of :func:`expected_cose_gram` over the two directions
+    (permuting y against x, and x against y): a function of the marginals,
+    symmetric in the two variables.
+    """
+    return 0.5 * (expected_cose_gram(Kc, Lc) + expected_cose_gram(Lc, Kc))
+
+
+def _prepare(spec: _Spec, tuning: str) -> _Prepared:
+    est = spec.estimator
+    cgx, kx, note_x, px = _gram(spec.x, est, "x")
+    cgy, ky, note_y, py = _gram(spec.y, est, "y")
+    pg = _orient(cgx.Kc, cgy.Kc)
+    transformed = bool(note_x or note_y)
+    prep = prepare_rule(est, tuning, lambda: symmetric_cose_gram(pg.Kc, pg.Lc), transformed)
+    return _Prepared(pg, {"x": kx, "y": ky}, {"x": note_x, "y": note_y},
+                     {"x": px, "y": py}, prep)
+
+
+def _observed(spec: _Spec, prepared: _Prepared, n_jobs: int | None
+              ) -> tuple[Any, dict[str, Any]]:
+    pg, rule = prepared.pg, prepared.prep.rule
+    with numba_threads(n_jobs):
+        vals = hsic_values(pg, identity(spec.n), rule, spec.unbiased, n_jobs)
+    params: dict[str, Any] = {}
+    if prepared.prep.tuning == "permutation" and not (isinstance(rule, Uniform)
+                                                      and rule.fixed is not None):
+        params = spec.estimator.weights(pg.Kc * pg.Lc)[1]
+    return vals, params
 
 
 def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
@@ -122,11 +204,15 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     >>> print(f"{hsic(x, x, kernel_x='linear', kernel_y='linear'):.4f}")
     1.5625
     """
-    inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic,
-                   tuning)
-    pg = PairedGrams.from_grams(inp.K, inp.L)
-    ident = np.arange(pg.n, dtype=np.int64)[None, :]
-    return float(hsic_statistics(pg, ident, inp.engine_estimator, inp.unbiased)[0])
+    tuning = check_choice(tuning, "tuning", ("permutation", "pooled"))
+    spec = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
+                            statistic)
+    _check_memory(spec, None)
+    prepared = _prepare(spec, tuning)
+    vals, _ = _observed(spec, prepared, None)
+    value = float(vals.stat[0])
+    _resampling.check_finite_statistic(value, None, "the HSIC statistic")
+    return value
 
 
 def independence_test(
@@ -194,8 +280,10 @@ def independence_test(
     batch : int, optional
         Permutations processed per step (memory ``O(n^2 + batch n)``).
     n_jobs : int, optional
-        Threads for the parallel permutation loop (None: numba's default;
-        -1: all cores).
+        Threads for the permutation loops (None or -1: all CPUs, or 1 to the
+        number of CPUs): the numba loop of the KME and uniform estimators and
+        the thread pool (one BLAS thread each) of estimators evaluated
+        permutation by permutation. Results do not depend on `n_jobs`.
     data_name : str, optional
         Name of the data for the report (default ``"x and y"``).
 
@@ -207,13 +295,28 @@ def independence_test(
     ------
     ValueError
         NaN/inf, different numbers of observations, fewer than 2 observations,
-        zero median bandwidth (constant variable), unknown option names,
-        non-positive bandwidths or `n_resamples`.
+        a constant variable with the median heuristic, unknown option names,
+        non-positive bandwidths or `n_resamples`, a bandwidth out of range for
+        the data, kernel values that overflow, a non-finite statistic, a
+        non-symmetric user kernel.
     TypeError
-        Non-numeric data or wrongly typed options.
+        Non-numeric data (strings, dates, masked arrays) or wrongly typed
+        options.
+    MemoryError
+        When the two Gram matrices would not fit in the available memory.
+
+    Warns
+    -----
+    IndefiniteKernelWarning, DegenerateStatisticWarning, SlowTestWarning
+        As for :func:`kmtests.two_sample_test`.
 
     Notes
     -----
+    The test does not depend on the order of its arguments:
+    ``independence_test(x, y)`` and ``independence_test(y, x)`` give the same
+    statistic and, for the same `rng`, the same p-value (the permutations are
+    applied to a canonical one of the two variables).
+
     ``HSIC_b`` here is ``(1/n^2) tr(K H L H)``, the scaling of Gretton et
     al.'s (2008) test code and of R's ``dHSIC::dhsic``; Gretton et al. (2005)
     use ``1/(n-1)^2``. With the distance kernel it equals ``dCov_n^2 / 4`` of
@@ -238,53 +341,77 @@ def independence_test(
     >>> print(f"HSIC_b = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     HSIC_b = 0.0279, p = 0.0010
     """
-    inp = _prepare(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator, statistic,
-                   tuning)
-    method, n_resamples, batch, seed, gen = check_test_options(
-        method, _METHODS, n_resamples, batch, n_jobs, rng)
-    pg = PairedGrams.from_grams(inp.K, inp.L)
-    n = pg.n
-    ident = np.arange(n, dtype=np.int64)[None, :]
-    with numba_threads(n_jobs):
-        observed = float(hsic_statistics(pg, ident, inp.engine_estimator, inp.unbiased)[0])
-    common = _common_fields(inp, observed, seed, data_name)
-    if method == "gamma":
-        if inp.unbiased or inp.engine_estimator.name != "kme":
+    opts = check_options(method, tuning, n_resamples, batch, n_jobs, rng)
+    spec = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
+                            statistic)
+    est = spec.estimator
+    n = spec.n
+    if opts.method == "gamma":
+        rule = est.rule()
+        if spec.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
             raise ValueError("method='gamma' approximates the null of HSIC_b with the KME; use "
                              "statistic='biased', estimator='kme', or method='permutation'.")
         if n < 6:
             raise ValueError(f"method='gamma' needs at least 6 observations; got {n}.")
-        pval, details = hsic_gamma(inp.K, inp.L, observed)
+    _check_memory(spec, opts)
+    prepared = _prepare(spec, opts.tuning)
+    rule = prepared.prep.rule
+    observed, obs_params = timed_observed(lambda: _observed(spec, prepared, opts.n_jobs), rule,
+                                          opts.n_resamples, opts.n_jobs)
+    t_obs = float(observed.stat[0])
+    stat_name = statistic_name("HSIC_u" if spec.unbiased else "HSIC_b", est)
+    what = (f"{stat_name} with {prepared.kernels['x'].phrase()} on x and "
+            f"{prepared.kernels['y'].phrase()} on y")
+    common = _common_fields(spec, prepared, t_obs, stat_name, obs_params, opts.seed,
+                            data_name)
+    pg = prepared.pg
+    if opts.method == "gamma":
+        _resampling.check_finite_statistic(t_obs, None, what)
+        pval, details = hsic_gamma(pg.Kc, pg.Lc, t_obs)
         return IndependenceResult(pvalue=pval, null_distribution=None, method="gamma",
                                   exact=False, n_resamples=None, count=None, details=details,
                                   **common)
-    plan = _resampling.plan_independence(n, n_resamples, batch)
-    with numba_threads(n_jobs):
-        null, pval, count = _resampling.permutation_null(
-            plan, gen, n, "perm",
-            lambda perms: hsic_statistics(pg, perms, inp.engine_estimator, inp.unbiased, n_jobs),
-            observed, pg.scale)
+    plan = _resampling.plan_independence(n, opts.n_resamples, opts.batch)
+    with numba_threads(opts.n_jobs):
+        null, pval, count = run_permutation(
+            plan, opts, n, "perm",
+            lambda perms: hsic_values(pg, perms, rule, spec.unbiased, opts.n_jobs),
+            observed, 0, what)
     return IndependenceResult(pvalue=pval, null_distribution=null, method="permutation",
                               exact=plan.exact, n_resamples=plan.n_resamples, count=count,
                               **common)
 
 
-def _common_fields(inp: _IndepInput, observed: float, seed: int | None,
+def _common_fields(spec: _Spec, prepared: _Prepared, observed: float, stat_name: str,
+                   obs_params: dict[str, Any], seed: int | None,
                    data_name: str | None) -> dict[str, Any]:
+    est = spec.estimator
+    prep = prepared.prep
+    params: dict[str, Any] = {}
+    for role in ("x", "y"):
+        params.update(scalar_params(prepared.transform_params[role], f" ({role})"))
+    if prep.params:
+        params.update(scalar_params(prep.params, " (pooled)"))
+    if obs_params:
+        params.update(scalar_params(obs_params, " (observed)"))
+    if prep.note:
+        params["note"] = prep.note
+
     def bw(k: Kernel) -> Any:
         b = getattr(k, "bandwidth", None)
         return b.tolist() if isinstance(b, np.ndarray) else b
 
+    kernels = prepared.kernels
     return dict(
         statistic=observed,
-        statistic_name=_statistic_name("HSIC_u" if inp.unbiased else "HSIC_b", inp.estimator),
-        estimator=inp.estimator.name,
-        estimator_params={"label": inp.estimator.label, **_config(inp.estimator), **inp.params},
-        tuning=inp.tuning,
-        kernels={r: k.describe() + (f"; {inp.notes[r]}" if inp.notes.get(r) else "")
-                 for r, k in (("x", inp.kernel_x), ("y", inp.kernel_y))},
-        bandwidths={"x": bw(inp.kernel_x), "y": bw(inp.kernel_y)},
-        sizes={"n": inp.K.shape[0]},
+        statistic_name=stat_name,
+        estimator=est.name,
+        estimator_params={"label": est.label, **estimator_config(est), **params},
+        tuning=prep.tuning,
+        kernels={r: k.describe() + (f"; {prepared.notes[r]}" if prepared.notes.get(r) else "")
+                 for r, k in kernels.items()},
+        bandwidths={r: bw(k) for r, k in kernels.items()},
+        sizes={"n": spec.n},
         seed=seed,
         data_name=data_name or "x and y",
     )

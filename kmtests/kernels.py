@@ -56,26 +56,106 @@ __all__ = [
 #: Above this many points the median heuristic uses a seeded subsample.
 MEDIAN_MAX_POINTS = 1000
 _MEDIAN_SEED = 20140621  # fixed: the subsample is a deterministic function of the point set
+#: a bandwidth may differ from the data's spread by at most this factor (either way)
+BANDWIDTH_RANGE = 1e100
+#: rows per block of the in-place Gram updates (bounds temporaries to _ROWS x N)
+_ROWS = 256
 
 BandwidthLike = Union[str, float, np.ndarray, None]
+
+
+# -- accurate squared distances -----------------------------------------------------------
+def _pow2_scale(maxabs: float) -> float:
+    """A power of two ``>= maxabs`` (1 for 0): dividing by it is exact."""
+    if not maxabs > 0:
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(maxabs)[1])))
+
+
+def _centred(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(z - m, m)`` with ``m`` the column means, refined by a second pass.
+
+    One correction step (the mean of the residuals) brings the residuals'
+    mean from ``eps * |offset|`` to ``eps * spread``: after it, a large offset
+    of the data leaves no trace in the centred values.
+    """
+    m = z.mean(axis=0)
+    zc = z - m
+    corr = zc.mean(axis=0)
+    zc -= corr
+    return zc, m + corr
+
+
+def _unit(x: np.ndarray, y: np.ndarray | None = None
+          ) -> tuple[np.ndarray, np.ndarray | None, float]:
+    """``(x - m)/s`` (and the same map of `y`) with entries in [-1, 1]; returns ``s``.
+
+    ``m`` is the mean of the points (of `x` and `y` together) and ``s`` a power
+    of two, so distances are computed from numbers of the size of the data's
+    spread, not of its offset: the translation of the data cancels exactly
+    (up to the rounding of ``x - m``) and nothing overflows or underflows.
+    """
+    if y is None:
+        xs, _ = _centred(x)
+        ys = None
+    else:
+        _, m = _centred(np.vstack([x, y]))
+        xs, ys = x - m, y - m
+    top = float(np.max(np.abs(xs))) if xs.size else 0.0
+    if ys is not None and ys.size:
+        top = max(top, float(np.max(np.abs(ys))))
+    s = _pow2_scale(top)
+    xs /= s
+    if ys is not None:
+        ys /= s
+    return xs, ys, s
+
+
+def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
+    """Squared distances of unit-scaled points: one N x M buffer, no N x M temporaries.
+
+    With ``ys=None`` the result is exactly symmetric with a zero diagonal
+    (``xs @ xs.T`` is symmetric in numpy, and ``xx_i + xx_j`` commutes).
+    """
+    sym = ys is None
+    yy_pts = xs if sym else ys
+    D = xs @ yy_pts.T
+    xx = np.einsum("ij,ij->i", xs, xs)
+    yy = xx if sym else np.einsum("ij,ij->i", yy_pts, yy_pts)
+    for start in range(0, D.shape[0], _ROWS):
+        rows = D[start:start + _ROWS]
+        rows *= -2.0
+        rows += xx[start:start + _ROWS, None] + yy[None, :]
+        np.maximum(rows, 0.0, out=rows)
+    if sym:
+        np.fill_diagonal(D, 0.0)
+    return D
 
 
 def sq_distances(x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
     """Squared Euclidean distances between the rows of `x` and `y`.
 
-    Uses ``||x||^2 + ||y||^2 - 2<x, y>`` (one BLAS call), clipped at zero; when
-    `y` is None the diagonal is exactly zero.
+    The points are first centred at their mean and divided by a power of two,
+    so the result does not lose digits when the data carry a large offset
+    (``||x||^2 + ||y||^2 - 2<x, y>`` on the raw data would cancel them), and
+    then scaled back; it is clipped at zero, and when `y` is None exactly
+    symmetric with a zero diagonal. Distances beyond ``1.8e308`` are ``inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.kernels import sq_distances
+    >>> z = np.array([[1e9], [1e9 + 1.0], [1e9 + 3.0]])
+    >>> print(sq_distances(z)[0])
+    [0. 1. 9.]
     """
-    sym = y is None
-    y = x if y is None else y
-    xx = np.einsum("ij,ij->i", x, x)
-    yy = xx if sym else np.einsum("ij,ij->i", y, y)
-    d2 = xx[:, None] + yy[None, :] - 2.0 * (x @ y.T)
-    np.maximum(d2, 0.0, out=d2)
-    if sym:
-        np.fill_diagonal(d2, 0.0)
-        d2 = 0.5 * (d2 + d2.T)  # exact symmetry
-    return d2
+    x = np.asarray(x, dtype=np.float64)
+    y = None if y is None else np.asarray(y, dtype=np.float64)
+    xs, ys, s = _unit(x, y)
+    D = _sqdist_unit(xs, ys)
+    with np.errstate(over="ignore"):
+        D *= s * s
+    return D
 
 
 def _canonical_subsample(z: np.ndarray, max_points: int) -> np.ndarray:
@@ -86,11 +166,29 @@ def _canonical_subsample(z: np.ndarray, max_points: int) -> np.ndarray:
     return z[order[np.sort(idx)]]
 
 
+def _median_sq(d2: np.ndarray) -> tuple[float, bool]:
+    """Median of squared distances; if zero, the median of the non-zero ones.
+
+    Returns ``(median, fallback_used)``; the median is 0 only if every pair ties.
+    """
+    med = float(np.median(d2)) if d2.size else 0.0
+    if med > 0:
+        return med, False
+    pos = d2[d2 > 0]
+    return (float(np.median(pos)), True) if pos.size else (0.0, True)
+
+
 def median_bandwidth(
     z: np.ndarray, *, per_dimension: bool = False, max_points: int = MEDIAN_MAX_POINTS,
-    name: str = "x",
-) -> float | np.ndarray:
+    name: str = "x", return_rule: bool = False,
+) -> Any:
     """Median-heuristic bandwidth ``sqrt(median_{i<j} ||z_i - z_j||^2)``.
+
+    When more than half of the pairs tie (binary or heavily tied variables)
+    the median is 0; the bandwidth is then the median over the pairs at
+    non-zero distance — still a function of the *set* of points, so the
+    permutation tests stay exact — and the rule is reported as
+    ``"median (non-zero pairs)"``.
 
     Parameters
     ----------
@@ -102,12 +200,14 @@ def median_bandwidth(
         Subsample size above which a seeded, order-invariant subsample is used.
     name : str
         Argument name used in the error message.
+    return_rule : bool
+        Also return the rule used: ``"median"`` or ``"median (non-zero pairs)"``.
 
     Raises
     ------
     ValueError
-        If the median distance is zero (constant data, or more than half of
-        the pairs tied), where no bandwidth can be derived from the data.
+        If every pair of points ties (constant data): no bandwidth can be
+        derived from the data.
 
     Examples
     --------
@@ -115,27 +215,30 @@ def median_bandwidth(
     >>> from kmtests.kernels import median_bandwidth
     >>> print(f"{median_bandwidth(np.array([[0.0], [1.0], [3.0]])):.4f}")
     2.0000
+    >>> bw, rule = median_bandwidth(np.array([0, 0, 0, 0, 1.0])[:, None], return_rule=True)
+    >>> print(f"{bw:.1f} ({rule})")
+    1.0 (median (non-zero pairs))
     """
     from scipy.spatial.distance import pdist
 
     z = _canonical_subsample(np.asarray(z, dtype=np.float64), max_points)
-    if per_dimension:
-        out = np.array([np.sqrt(np.median(pdist(z[:, [j]], "sqeuclidean")))
-                        for j in range(z.shape[1])])
-        if np.any(out <= 0):
-            bad = np.flatnonzero(out <= 0).tolist()
-            raise ValueError(
-                f"the median heuristic gives a zero bandwidth for column(s) {bad} of "
-                f"`{name}` (constant or mostly tied data); pass a positive `bandwidth`."
-            )
-        return out
-    med = float(np.median(pdist(z, "sqeuclidean")))
-    if not med > 0:
+    cols = [z[:, [j]] for j in range(z.shape[1])] if per_dimension else [z]
+    out, fallback = [], False
+    for c in cols:
+        cs, _, s = _unit(c)
+        med, fb = _median_sq(pdist(cs, "sqeuclidean"))
+        fallback |= fb
+        out.append(s * np.sqrt(med))
+    bw = np.array(out)
+    rule = "median (non-zero pairs)" if fallback else "median"
+    if np.any(bw <= 0):
+        where = (f" for column(s) {np.flatnonzero(bw <= 0).tolist()} of `{name}`"
+                 if per_dimension else f" for `{name}`")
         raise ValueError(
-            f"the median heuristic gives a zero bandwidth for `{name}` (constant or "
-            "mostly tied data); pass a positive `bandwidth`."
-        )
-    return float(np.sqrt(med))
+            f"the median heuristic has no bandwidth{where}: every pair of points ties "
+            "(constant data); pass a positive `bandwidth`.")
+    value: Any = bw if per_dimension else float(bw[0])
+    return (value, rule) if return_rule else value
 
 
 def _check_bandwidth(bw: Any, *, vector: bool = False) -> float | np.ndarray | str:
@@ -166,10 +269,31 @@ class Kernel(abc.ABC):
     name: ClassVar[str] = "kernel"
     #: whether the kernel has a (possibly data-driven) bandwidth
     has_bandwidth: ClassVar[bool] = False
+    #: k(x + c, y + c) = k(x, y) for every shift c
+    translation_invariant: ClassVar[bool] = False
 
     @abc.abstractmethod
     def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
         """Gram matrix ``K[i, j] = k(x_i, y_j)`` (``y = x`` when None)."""
+
+    def centred_gram(self, z: np.ndarray, *, name: str = "x") -> Any:
+        """The Gram matrix of `z` in centred form (:class:`kmtests._gram.CentredGram`).
+
+        Checked: finite values (an error names the kernel), and for user
+        kernels symmetry (an error) and positive semi-definiteness (a warning).
+        """
+        from ._gram import check_finite_gram
+
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below
+            label = name if name.startswith("the ") else f"`{name}`"
+            cg = self._centred_gram(np.ascontiguousarray(z, dtype=np.float64), label)
+        check_finite_gram(cg, self, z, label)
+        return cg
+
+    def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
+        from ._gram import centre_in_place
+
+        return centre_in_place(np.array(self.gram(z), dtype=np.float64, copy=True))
 
     def fitted_to(self, z: np.ndarray, *, name: str = "x") -> "Kernel":
         """Copy with data-driven parameters resolved on `z` (here: none)."""
@@ -206,8 +330,18 @@ class Kernel(abc.ABC):
         rule = getattr(self, "bandwidth_rule", None)
         if rule == "median":
             parts.append("median heuristic")
+        elif rule == "median (non-zero pairs)":
+            parts.append("median heuristic over the non-zero distances")
         label = self.name.capitalize() if self.name != "ard" else "ARD Gaussian"
         return label + (f" ({', '.join(parts)})" if parts else "")
+
+    def phrase(self) -> str:
+        """The kernel named in a sentence: ``the Gaussian kernel (bandwidth = 1.2)``."""
+        desc = self.describe()
+        head, sep, tail = desc.partition(" (")
+        if head in ("Linear", "Polynomial", "Distance"):
+            head = head.lower()
+        return f"the {head} kernel" + (f" ({tail}" if sep else "")
 
 
 @dataclass(frozen=True)
@@ -215,6 +349,7 @@ class _BandwidthKernel(Kernel):
     bandwidth: Any = "median"
     bandwidth_rule: str = dataclasses.field(default="given", repr=False, compare=False)
     has_bandwidth: ClassVar[bool] = True
+    translation_invariant: ClassVar[bool] = True
     _vector: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
@@ -230,9 +365,9 @@ class _BandwidthKernel(Kernel):
     def fitted_to(self, z: np.ndarray, *, name: str = "x") -> "Kernel":
         if self.is_fitted:
             return self
-        bw = median_bandwidth(z, per_dimension=self._vector, name=name)
+        bw, rule = median_bandwidth(z, per_dimension=self._vector, name=name, return_rule=True)
         new = dataclasses.replace(self, bandwidth=bw)
-        object.__setattr__(new, "bandwidth_rule", "median")
+        object.__setattr__(new, "bandwidth_rule", rule)
         return new
 
     def _bw(self) -> Any:
@@ -243,10 +378,70 @@ class _BandwidthKernel(Kernel):
             )
         return self.bandwidth
 
+    def bandwidth_values(self, d: int) -> np.ndarray:
+        """The fitted bandwidth as one positive value per coordinate (length `d`)."""
+        bw = np.atleast_1d(np.asarray(self._bw(), dtype=np.float64))
+        if bw.size == 1:
+            bw = np.full(d, float(bw[0]))
+        if bw.size != d:
+            raise ValueError(f"the {self.name} kernel has {bw.size} bandwidths but the data "
+                             f"have {d} columns.")
+        return bw
+
+    # -- k(x, y) = exp(exponent(scaled squared distance)) --------------------------------
+    @abc.abstractmethod
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        """``log k`` from the squared distances in bandwidth units, in place."""
+
+    def _scaled_sqdist(self, x: np.ndarray, y: np.ndarray | None,
+                       name: str = "the data") -> np.ndarray:
+        """Squared distances in bandwidth units, ``sum_j ((x_j - y_j)/bw_j)^2``."""
+        xs, ys, s = _unit(np.asarray(x, dtype=np.float64),
+                          None if y is None else np.asarray(y, dtype=np.float64))
+        q = s / self.bandwidth_values(xs.shape[1])  # spread over bandwidth, per coordinate
+        top = float(np.max(q))
+        spread = float(np.max(np.abs(xs))) * s if xs.size else 0.0
+        if spread > 0 and not (1.0 / BANDWIDTH_RANGE <= top <= BANDWIDTH_RANGE):
+            bw = self._bw()
+            bw_txt = (f"{float(bw):.3g}" if np.ndim(bw) == 0
+                      else "[" + ", ".join(f"{b:.3g}" for b in np.ravel(bw)) + "]")
+            what = ("the identity (every distinct pair is at kernel value 0)" if top > 1
+                    else "constant (every kernel value is 1)")
+            raise ValueError(
+                f"the bandwidth {bw_txt} of the {self.describe().partition(' (')[0]} kernel is "
+                f"out of range for {name} (its spread is {spread:.3g}; ratio "
+                f"{top:.3g}): the Gram matrix would be {what} to double "
+                "precision and the test could detect nothing. Use a bandwidth comparable with "
+                "the distances between the points (e.g. bandwidth='median').")
+        w = q / top if top > 0 else q
+        xs *= w
+        if ys is not None:
+            ys *= w
+        D = _sqdist_unit(xs, ys)
+        D *= top * top
+        return D
+
+    def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+        t = self._exponent(self._scaled_sqdist(x, y))
+        return np.exp(t, out=t)  # relative precision for small kernel values
+
+    def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
+        from ._gram import centre_in_place
+
+        # k - 1 = expm1(.): absolute precision for the differences that centring keeps
+        t = self._exponent(self._scaled_sqdist(z, None, name))
+        return centre_in_place(np.expm1(t, out=t), offset=1.0)
+
 
 @dataclass(frozen=True)
 class Gaussian(_BandwidthKernel):
     """Gaussian (RBF) kernel ``exp(-||x - y||^2 / (2 bandwidth^2))``.
+
+    Computed from the data centred at their mean and scaled by a power of two
+    (translation-invariant to rounding, no overflow). Inside the tests the
+    Gram matrix is held as ``1 + expm1(...)``, centred, so that the
+    differences between kernel values keep their digits even at a bandwidth
+    much larger than the data's spread.
 
     Examples
     --------
@@ -260,10 +455,9 @@ class Gaussian(_BandwidthKernel):
 
     name: ClassVar[str] = "gaussian"
 
-    def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-        s = self._bw()
-        d2 = sq_distances(x, y)
-        return np.exp(d2 * (-0.5 / (s * s)))
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        d2 *= -0.5
+        return d2
 
 
 @dataclass(frozen=True)
@@ -273,9 +467,10 @@ class Laplacian(_BandwidthKernel):
 
     name: ClassVar[str] = "laplacian"
 
-    def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-        s = self._bw()
-        return np.exp(-np.sqrt(sq_distances(x, y)) / s)
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        np.sqrt(d2, out=d2)
+        d2 *= -1.0
+        return d2
 
 
 @dataclass(frozen=True)
@@ -289,28 +484,36 @@ class ARDGaussian(_BandwidthKernel):
     name: ClassVar[str] = "ard"
     _vector: ClassVar[bool] = True
 
-    def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-        s = np.asarray(self._bw(), dtype=np.float64)
-        if s.size == 1:
-            s = np.full(x.shape[1], float(s[0]))
-        if s.size != x.shape[1]:
-            raise ValueError(
-                f"the ARD kernel has {s.size} bandwidths but the data have "
-                f"{x.shape[1]} columns."
-            )
-        xs = x / s
-        ys = None if y is None else y / s
-        return np.exp(-0.5 * sq_distances(xs, ys))
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        d2 *= -0.5
+        return d2
 
 
 @dataclass(frozen=True)
 class Linear(Kernel):
-    """Linear kernel ``<x, y>``."""
+    """Linear kernel ``<x, y>``.
+
+    In the tests the Gram matrix is centred in feature space from the
+    centred data (``Kc = (z - m)(z - m)'``), so the KME statistics, which
+    depend only on differences of the data, keep their digits whatever the
+    data's offset.
+    """
 
     name: ClassVar[str] = "linear"
 
     def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
         return x @ (x if y is None else y).T
+
+    def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
+        from ._gram import CentredGram
+
+        with np.errstate(over="ignore", invalid="ignore"):
+            zc, m = _centred(z)
+            Kc = zc @ zc.T
+            r = z @ m
+            diag = np.einsum("ij,ij->i", z, z)
+            g = float(m @ m)
+        return CentredGram(Kc, r, g, diag)
 
 
 @dataclass(frozen=True)
@@ -331,7 +534,18 @@ class Polynomial(Kernel):
         object.__setattr__(self, "coef0", float(self.coef0))
 
     def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-        return (x @ (x if y is None else y).T + self.coef0) ** self.degree
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = x @ (x if y is None else y).T
+            K += self.coef0
+            return np.power(K, self.degree, out=K)
+
+
+def _norms(x: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the rows, without overflow (scaled by a power of two)."""
+    s = _pow2_scale(float(np.max(np.abs(x))) if x.size else 0.0)
+    xs = x / s
+    with np.errstate(over="ignore"):
+        return np.sqrt(np.einsum("ij,ij->i", xs, xs)) * s
 
 
 @dataclass(frozen=True)
@@ -340,15 +554,40 @@ class Distance(Kernel):
 
     With this kernel the biased MMD^2 is one half of the energy distance of
     Székely and Rizzo, and HSIC_b equals the squared distance covariance
-    dCov^2_n divided by 4 (Sejdinovic et al., 2013).
+    dCov^2_n divided by 4 (Sejdinovic et al., 2013). In the tests the centred
+    Gram matrix is ``-H D H / 2`` with ``D`` the distances of the centred
+    data, so the statistics do not depend on the data's offset.
     """
 
     name: ClassVar[str] = "distance"
 
     def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
-        nx = np.sqrt(np.einsum("ij,ij->i", x, x))
-        ny = nx if y is None else np.sqrt(np.einsum("ij,ij->i", y, y))
-        return 0.5 * (nx[:, None] + ny[None, :] - np.sqrt(sq_distances(x, y)))
+        nx = _norms(x)
+        ny = nx if y is None else _norms(y)
+        xs, ys, s = _unit(x, y)
+        D = _sqdist_unit(xs, ys)
+        np.sqrt(D, out=D)
+        with np.errstate(over="ignore", invalid="ignore"):
+            D *= -s
+            for start in range(0, D.shape[0], _ROWS):
+                D[start:start + _ROWS] += nx[start:start + _ROWS, None] + ny[None, :]
+            D *= 0.5
+        return D
+
+    def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
+        from ._gram import CentredGram, centre_in_place
+
+        zs, _, s = _unit(z)
+        D = _sqdist_unit(zs)
+        np.sqrt(D, out=D)
+        with np.errstate(over="ignore", invalid="ignore"):
+            D *= -0.5 * s              # k = (||x|| + ||y||)/2 - D/2: the norms are an offset
+            dm = D.mean(axis=1)        # row means of -D/2
+            cg = centre_in_place(D)    # H(-D/2)H = Kc
+            nz = _norms(z)
+            r = 0.5 * (nz + nz.mean()) + dm
+            g = float(r.mean())
+        return CentredGram(cg.Kc, r, g, nz)
 
 
 @dataclass(frozen=True)
@@ -356,7 +595,9 @@ class CallableKernel(Kernel):
     """A user function ``func(X, Y) -> ndarray (len(X), len(Y))`` as a kernel.
 
     The function must return a symmetric positive semi-definite Gram matrix
-    for ``func(X, X)``; the shape and finiteness are checked.
+    for ``func(X, X)``. In the tests the shape and finiteness are checked, a
+    non-symmetric Gram matrix is an error, and one that is not positive
+    semi-definite gets an :class:`~kmtests.IndefiniteKernelWarning`.
     """
 
     func: Callable[[np.ndarray, np.ndarray], np.ndarray] = None  # type: ignore[assignment]
@@ -378,11 +619,22 @@ class CallableKernel(Kernel):
             raise ValueError("the kernel callable returned NaN or infinite values.")
         return np.ascontiguousarray(out)
 
+    def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
+        from ._gram import centre_in_place, check_psd, check_symmetric
+
+        what = f"the Gram matrix of {self.phrase()}"
+        K = check_symmetric(self.gram(z), what)
+        check_psd(K, what)
+        return centre_in_place(K)
+
     def params(self) -> dict[str, Any]:
         return {"func": getattr(self.func, "__name__", repr(self.func))}
 
     def describe(self) -> str:
         return f"user callable ({self.params()['func']})"
+
+    def phrase(self) -> str:
+        return f"the user kernel callable {self.params()['func']}"
 
 
 @dataclass(frozen=True)
@@ -395,6 +647,15 @@ class Precomputed(Kernel):
         if y is not None:
             raise ValueError("a precomputed kernel has no cross Gram matrix to compute.")
         return x
+
+    def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
+        from ._gram import centre_in_place, check_psd
+
+        check_psd(z, "the precomputed Gram matrix")
+        return centre_in_place(np.array(z, dtype=np.float64, copy=True))
+
+    def phrase(self) -> str:
+        return "the precomputed Gram matrix"
 
 
 KERNELS: dict[str, type[Kernel]] = {

@@ -2,84 +2,62 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _resampling
+from ._driver import (Options, PreparedRule, check_options, estimator_config, identity,
+                      prepare_rule, run_permutation, scalar_params, scaled_gram,
+                      statistic_name, timed_observed)
 from ._gamma import mmd_gamma
-from ._mmd_engine import PooledGram, mmd_statistics
+from ._gram import CentredGram, check_symmetric
+from ._guards import check_memory, format_bytes
+from ._mmd_engine import PooledGram, Values, mmd_general, mmd_values
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice, check_same_dim, check_test_options
-from ._tuning import check_tuning, freeze, marginalize, scalar_params
-from .estimators import KME, KernelMeanEstimator, resolve_estimator
-from .estimators.marginalized import MarginalizedEstimator
+from ._validation import as_sample, check_choice, check_same_dim
+from .estimators import KernelMeanEstimator, resolve_estimator
+from .estimators._rules import General, Uniform
 from .kernels import Kernel, Precomputed, resolve_kernel
 from .results import TwoSampleResult
 
 __all__ = ["mmd", "two_sample_test"]
 
 _STATISTICS = ("unbiased", "biased")
-_METHODS = ("permutation", "gamma")
 
 
 @dataclass(frozen=True)
-class _TwoSampleInput:
-    K: np.ndarray
+class _Spec:
+    """The validated inputs of a two-sample test (nothing computed yet)."""
+
+    kernel: Kernel
+    estimator: KernelMeanEstimator
+    unbiased: bool
+    z: np.ndarray | None          # the pooled data (None for a precomputed Gram matrix)
+    K: np.ndarray | None          # the precomputed pooled Gram matrix
     n_x: int
     n_y: int
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    pg: PooledGram
     kernel: Kernel
-    estimator: KernelMeanEstimator  # what the user asked for
-    engine_estimator: KernelMeanEstimator  # what the permutation engine applies
-    unbiased: bool
-    tuning: str
-    params: dict[str, Any]  # data-driven parameters, for the report
-    kernel_note: str = ""
-    z: np.ndarray | None = None  # the pooled data (None for a precomputed Gram)
+    prep: PreparedRule
+    kernel_note: str
+    transform_params: dict[str, Any]
 
 
-def _statistic_name(base: str, est: KernelMeanEstimator) -> str:
-    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
-    return base if type(est) is KME else f"{base}[{est.name}]"
-
-
-def _prepare(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
-             statistic: str | None, tuning: str = "permutation") -> _TwoSampleInput:
-    inp = _prepare_gram(x, y, kernel, bandwidth, estimator, statistic)
-    tuning = check_tuning(tuning)
-    est = inp.estimator
-    if isinstance(est, MarginalizedEstimator):
-        if isinstance(inp.kernel, Precomputed):
-            raise ValueError(f"estimator {est.name!r} needs the data and a Gaussian kernel, "
-                             "not kernel='precomputed'.")
-        z = inp.z
-        c, infl, params = marginalize(est, z, inp.kernel)
-        note = f"marginalized: {c:.4g} x {infl.describe()}"
-        return dataclasses.replace(inp, K=c * infl.gram(z), engine_estimator=KME(),
-                                   tuning="pooled", params=scalar_params(params),
-                                   kernel_note=note)
-    if tuning == "pooled":
-        _, params = est.weights(inp.K)
-        return dataclasses.replace(inp, engine_estimator=freeze(est, params), tuning=tuning,
-                                   params=scalar_params(params, " (pooled)"))
-    K, n_x = inp.K, inp.n_x
-    _, px = est.weights(K[:n_x, :n_x])
-    _, py = est.weights(K[n_x:, n_x:])
-    return dataclasses.replace(inp, tuning=tuning,
-                               params={**scalar_params(px, " (x)"), **scalar_params(py, " (y)")})
-
-
-def _prepare_gram(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
-                  statistic: str | None) -> _TwoSampleInput:
+def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
+                   statistic: str | None) -> _Spec:
     kern = resolve_kernel(kernel, bandwidth)
     est = resolve_estimator(estimator)
-    marginal = isinstance(est, MarginalizedEstimator)
+    rule = est.rule()  # raises for estimators that cannot run inside a test
     if statistic is None:
-        statistic = "unbiased" if (est.uniform or marginal) else "biased"
+        statistic = "unbiased" if isinstance(rule, Uniform) else "biased"
     unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
-    if unbiased and not (est.uniform or marginal):
+    if unbiased and not isinstance(rule, Uniform):
         raise ValueError(f"`statistic='unbiased'` is defined only for uniform-weight and "
                          f"marginalized estimators; use statistic='biased' (V-form) with "
                          f"{est.name!r}.")
@@ -88,8 +66,7 @@ def _prepare_gram(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
         if K.shape[0] != K.shape[1]:
             raise ValueError("with kernel='precomputed', `x` must be the square pooled Gram "
                              f"matrix; got shape {K.shape}.")
-        if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * np.max(np.abs(K))):
-            raise ValueError("with kernel='precomputed', `x` must be a symmetric Gram matrix.")
+        K = check_symmetric(K, "with kernel='precomputed', `x`")
         if isinstance(y, (bool, np.bool_)) or not isinstance(y, (int, np.integer)):
             raise TypeError("with kernel='precomputed', `y` must be the integer size of the "
                             "first sample (its rows come first in `x`).")
@@ -98,15 +75,59 @@ def _prepare_gram(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
         if n_x < 2 or n_y < 2:
             raise ValueError("with kernel='precomputed', each sample must have at least 2 "
                              f"observations; got {n_x} and {n_y}.")
-        return _TwoSampleInput(0.5 * (K + K.T), n_x, n_y, kern, est, est, unbiased,
-                               "permutation", {})
+        est.transform_kernel(kern, None)  # marginalized estimators need the data: raises
+        return _Spec(kern, est, unbiased, None, K, n_x, n_y)
     xa = as_sample(x, "x")
     ya = as_sample(y, "y")
     check_same_dim(xa, ya)
-    z = np.vstack([xa, ya])
-    kern = kern.fitted_to(z, name="the pooled sample")
-    return _TwoSampleInput(kern.gram(z), xa.shape[0], ya.shape[0], kern, est, est, unbiased,
-                           "permutation", {}, z=z)
+    return _Spec(kern, est, unbiased, np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0])
+
+
+def _check_memory(spec: _Spec, opts: Options | None) -> None:
+    n = spec.n_x + spec.n_y
+    need = 8.0 * n * n + 8.0 * n * (2 * 256 + 2 * 128)
+    if opts is not None:
+        need += 16.0 * opts.n_resamples + 8.0 * n * (opts.batch or 1)
+        if opts.tuning == "pooled" and not isinstance(spec.estimator.rule(), Uniform):
+            need += 3 * 8.0 * n * n  # the uncentred pooled Gram matrix and its eigenvectors
+    check_memory(need, f"the {n} x {n} pooled Gram matrix takes {format_bytes(8.0 * n * n)}",
+                 "Test a random subsample of each sample, or use a machine with more "
+                 "memory.")
+
+
+def _prepare(spec: _Spec, tuning: str) -> _Prepared:
+    est, kern = spec.estimator, spec.kernel
+    note, tparams = "", {}
+    if spec.z is None:
+        cg: CentredGram = kern.centred_gram(spec.K, name="x")
+    else:
+        kern = kern.fitted_to(spec.z, name="the pooled sample")
+        tk = est.transform_kernel(kern, spec.z)
+        if tk is None:
+            cg = kern.centred_gram(spec.z, name="the pooled sample")
+        else:
+            c, infl, tparams = tk
+            cg = scaled_gram(infl, spec.z, c, "the pooled sample")
+            note = f"marginalized: {c:.4g} x {infl.describe()}"
+    prep = prepare_rule(est, tuning, cg.full, transformed=bool(note))
+    return _Prepared(PooledGram(cg), kern, prep, note, tparams)
+
+
+def _observed(spec: _Spec, prepared: _Prepared, unbiased: bool,
+              n_jobs: int | None) -> tuple[Values, dict[str, Any]]:
+    """The observed statistic and the parameters the estimator chose on each sample."""
+    ident = identity(spec.n_x + spec.n_y)
+    rule = prepared.prep.rule
+    if isinstance(rule, General):
+        vals, params = mmd_general(prepared.pg, ident, spec.n_x, rule, n_jobs)
+        return vals, {"x": params[0]["x"], "y": params[0]["y"]}
+    vals = mmd_values(prepared.pg, ident, spec.n_x, rule, unbiased)
+    if rule.fixed is not None:
+        return vals, {}
+    cg = prepared.pg.cg
+    ix, iy = np.arange(spec.n_x), np.arange(spec.n_x, spec.n_x + spec.n_y)
+    return vals, {"x": spec.estimator.weights(cg.block(ix))[1],
+                  "y": spec.estimator.weights(cg.block(iy))[1]}
 
 
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
@@ -131,10 +152,16 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    inp = _prepare(x, y, kernel, bandwidth, estimator, statistic, tuning)
-    pg = PooledGram.from_gram(inp.K)
-    ident = np.arange(inp.n_x + inp.n_y, dtype=np.int64)[None, :]
-    return float(mmd_statistics(pg, ident, inp.n_x, inp.engine_estimator, inp.unbiased)[0])
+    tuning = check_choice(tuning, "tuning", ("permutation", "pooled"))
+    spec = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
+    _check_memory(spec, None)
+    prepared = _prepare(spec, tuning)
+    vals, _ = _observed(spec, prepared, spec.unbiased, None)
+    value = float(vals.stat[0])
+    from ._resampling import check_finite_statistic
+
+    check_finite_statistic(value, None, "the MMD statistic")
+    return value
 
 
 def two_sample_test(
@@ -210,9 +237,11 @@ def two_sample_test(
         Permutations processed per step; memory is ``O(N^2 + batch N)``.
         Default: as many as fit in about 16 MB.
     n_jobs : int, optional
-        Threads for the jitted loops (None: numba's default, -1: all).
-        The permuted MMD itself runs in BLAS, whose threads are set by the
-        BLAS library's environment variables.
+        Threads for estimators evaluated permutation by permutation (a
+        thread pool, one BLAS thread each; None: all CPUs, -1: all CPUs, or
+        1 to the number of CPUs). The block sums of the KME and the uniform
+        shrinkage estimators run in BLAS, whose threads are set by the BLAS
+        library's environment variables. Results do not depend on `n_jobs`.
     data_name : str, optional
         Name of the data for the report (default ``"x and y"``).
 
@@ -226,11 +255,29 @@ def two_sample_test(
     ------
     ValueError
         NaN/inf in the data, different numbers of columns, fewer than 2
-        observations per sample, a zero median bandwidth (constant data),
-        unknown kernel/estimator/statistic/method names, non-positive
-        bandwidth or `n_resamples`.
+        observations per sample, constant data with the median heuristic,
+        unknown kernel/estimator/statistic/method names, a non-positive
+        bandwidth or `n_resamples`, a bandwidth out of range for the data,
+        kernel values that overflow, a non-finite statistic, a non-symmetric
+        user kernel.
     TypeError
-        Non-numeric data or wrongly typed options.
+        Non-numeric data (strings, dates, masked arrays) or wrongly typed
+        options.
+    MemoryError
+        When the pooled Gram matrix would not fit in the available memory
+        (checked before anything is computed).
+
+    Warns
+    -----
+    IndefiniteKernelWarning
+        A user kernel or precomputed Gram matrix that is not positive
+        semi-definite.
+    DegenerateStatisticWarning
+        The statistic is 0 for every arrangement (e.g. constant data), or a
+        pooled shrinkage of 1 was replaced by the unshrunk statistic.
+    SlowTestWarning
+        A per-permutation estimator whose null distribution will take more
+        than 10 minutes (the estimate is in the message).
 
     Notes
     -----
@@ -260,55 +307,72 @@ def two_sample_test(
     >>> print(f"MMD^2_u = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     MMD^2_u = 0.1042, p = 0.0010
     """
-    inp = _prepare(x, y, kernel, bandwidth, estimator, statistic, tuning)
-    method, n_resamples, batch, seed, gen = check_test_options(
-        method, _METHODS, n_resamples, batch, n_jobs, rng)
-    n_x, n_y = inp.n_x, inp.n_y
-    pg = PooledGram.from_gram(inp.K)
-    ident = np.arange(n_x + n_y, dtype=np.int64)[None, :]
-    observed = float(mmd_statistics(pg, ident, n_x, inp.engine_estimator, inp.unbiased)[0])
-    common = _common_fields(inp, observed, seed, data_name)
-    if method == "gamma":
-        if inp.unbiased or inp.engine_estimator.name != "kme":
+    opts = check_options(method, tuning, n_resamples, batch, n_jobs, rng)
+    spec = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
+    est = spec.estimator
+    if opts.method == "gamma":
+        rule = est.rule()
+        if spec.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
             raise ValueError("method='gamma' approximates the null of the biased KME statistic; "
                              "use statistic='biased' with estimator='kme', or "
                              "method='permutation'.")
-        pval, details = mmd_gamma(inp.K, n_x, observed)
+    _check_memory(spec, opts)
+    prepared = _prepare(spec, opts.tuning)
+    rule = prepared.prep.rule
+    n_x, n_y = spec.n_x, spec.n_y
+    observed, obs_params = timed_observed(
+        lambda: _observed(spec, prepared, spec.unbiased, opts.n_jobs), rule,
+        opts.n_resamples, opts.n_jobs)
+    stat_name = statistic_name("MMD^2_u" if spec.unbiased else "MMD^2_b", est)
+    what = f"{stat_name} with {prepared.kernel.phrase()}"
+    t_obs = float(observed.stat[0])
+    common = _common_fields(spec, prepared, t_obs, stat_name, obs_params, opts.seed,
+                            data_name)
+    if opts.method == "gamma":
+        _resampling.check_finite_statistic(t_obs, None, what)
+        pval, details = mmd_gamma(prepared.pg.Kc, n_x, t_obs)
         return TwoSampleResult(pvalue=pval, null_distribution=None, method="gamma", exact=False,
                                n_resamples=None, count=None, details=details, **common)
-    plan = _resampling.plan_two_sample(n_x, n_y, n_resamples, batch)
-    null, pval, count = _resampling.permutation_null(
-        plan, gen, n_x + n_y, "split",
-        lambda perms: mmd_statistics(pg, perms, n_x, inp.engine_estimator, inp.unbiased),
-        observed, pg.scale, n_x)
+    plan = _resampling.plan_two_sample(n_x, n_y, opts.n_resamples, opts.batch)
+    null, pval, count = run_permutation(
+        plan, opts, n_x + n_y, "split",
+        lambda perms: mmd_values(prepared.pg, perms, n_x, rule, spec.unbiased, opts.n_jobs),
+        observed, n_x, what)
     return TwoSampleResult(pvalue=pval, null_distribution=null, method="permutation",
                            exact=plan.exact, n_resamples=plan.n_resamples, count=count,
                            **common)
 
 
-def _config(est: KernelMeanEstimator) -> dict[str, Any]:
-    """The estimator's configuration values that were set (not None), for reports."""
-    return {k: v for k, v in est.get_params().items()
-            if v is not None and isinstance(v, (int, float, str, bool))
-            and k not in ("target_points", "target_weights")}
-
-
-def _common_fields(inp: _TwoSampleInput, observed: float, seed: int | None,
+def _common_fields(spec: _Spec, prepared: _Prepared, observed: float, stat_name: str,
+                   obs_params: dict[str, Any], seed: int | None,
                    data_name: str | None) -> dict[str, Any]:
-    est_params = {"label": inp.estimator.label, **_config(inp.estimator), **inp.params}
-    bw = getattr(inp.kernel, "bandwidth", None)
+    est = spec.estimator
+    prep = prepared.prep
+    params: dict[str, Any] = {}
+    if prepared.transform_params:
+        params.update(scalar_params(prepared.transform_params, ""))
+    if prep.params:
+        params.update(scalar_params(prep.params, " (pooled)"))
+    for role in ("x", "y"):
+        if role in obs_params:
+            params.update(scalar_params(obs_params[role], f" ({role})"))
+    if prep.note:
+        params["note"] = prep.note
+    est_params = {"label": est.label, **estimator_config(est), **params}
+    kern = prepared.kernel
+    bw = getattr(kern, "bandwidth", None)
     if isinstance(bw, np.ndarray):
         bw = bw.tolist()
-    kdesc = inp.kernel.describe() + (f"; {inp.kernel_note}" if inp.kernel_note else "")
+    kdesc = kern.describe() + (f"; {prepared.kernel_note}" if prepared.kernel_note else "")
     return dict(
         statistic=observed,
-        statistic_name=_statistic_name("MMD^2_u" if inp.unbiased else "MMD^2_b", inp.estimator),
-        estimator=inp.estimator.name,
+        statistic_name=stat_name,
+        estimator=est.name,
         estimator_params=est_params,
-        tuning=inp.tuning,
+        tuning=prep.tuning,
         kernels={"kernel": kdesc},
         bandwidths={"kernel": bw},
-        sizes={"n_x": inp.n_x, "n_y": inp.n_y},
+        sizes={"n_x": spec.n_x, "n_y": spec.n_y},
         seed=seed,
         data_name=data_name or "x and y",
     )

@@ -141,6 +141,7 @@ def test_spectral_filters_keep_their_level(test, estimator):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("test", ["mmd", "hsic"])
+@pytest.mark.filterwarnings("ignore::kmtests.ApproximationWarning")  # the level is measured
 def test_gamma_approximation_level_at_moderate_n(test):
     """The gamma null is approximate: at n = 150 its level is inside the band
     (at small n it is anti-conservative; see docs/user_guide/gamma.rst)."""

@@ -44,3 +44,46 @@ def test_gamma_degenerate_raises():
     const = np.ones((8, 1))
     with pytest.raises(ValueError, match="gamma approximation is undefined"):
         kmtests.independence_test(const, np.arange(8.0), bandwidth_x=1.0, method="gamma")
+
+
+def test_exact_permutation_moments_by_enumeration(rng):
+    """The closed-form permutation mean and variance of sum_ij A_ij B_pi(i)pi(j)."""
+    import itertools
+
+    from kmtests._gamma import permutation_moments
+    from kmtests._gram import CentredGram
+
+    for n in (5, 7):
+        A = CentredGram.from_gram(Gaussian(bandwidth=1.0).gram(rng.standard_cauchy((n, 2)))).Kc
+        B = CentredGram.from_gram(Gaussian(bandwidth=0.7).gram(rng.normal(size=(n, 1)))).Kc
+        vals = np.array([np.sum(A * B[np.ix_(p, p)]) for p in itertools.permutations(range(n))])
+        m, v = permutation_moments(A, B)
+        assert m == pytest.approx(vals.mean(), rel=1e-12)
+        assert v == pytest.approx(vals.var(), rel=1e-10)
+
+
+def test_gamma_refused_where_useless(rng):
+    """d = 50, n = 20: the gamma null mean is ~3 sd above the exact one (it never rejected,
+    0 of 1000 null data sets, in benchmarks/gamma_level.py)."""
+    x, y = rng.normal(size=(20, 50)), rng.normal(size=(20, 50))
+    with pytest.raises(ValueError, match=r"gamma approximation is unusable.*null mean is off "
+                       r"by \+\d\.\d\d standard deviations.*almost never reject.*"
+                       "method='permutation'"):
+        kmtests.independence_test(x, y, method="gamma")
+    # heavy tails: a variance far too small, anti-conservative (13.7% at 5% measured)
+    u, v = rng.standard_cauchy(size=(20, 5)), rng.standard_cauchy(size=(20, 5))
+    with pytest.raises(ValueError, match="far more often than its level"):
+        kmtests.independence_test(u, v, method="gamma")
+    # MMD, d = 500, n = 10: variance 3.3 times too large (0 of 1000 rejections)
+    a, b = rng.normal(size=(10, 500)), rng.normal(size=(10, 500))
+    with pytest.raises(ValueError, match="variance by a factor [3-9]"):
+        kmtests.two_sample_test(a, b, statistic="biased", method="gamma")
+
+
+def test_gamma_warns_where_inaccurate(rng):
+    """n = 10, d = 1: variance ratio ~0.5, 8.2% at a nominal 5% (measured)."""
+    x, y = rng.normal(size=10), rng.normal(size=10)
+    with pytest.warns(kmtests.ApproximationWarning, match=r"anti-conservative.*variance by a "
+                      r"factor 0\.\d\d"):
+        res = kmtests.independence_test(x, y, method="gamma")
+    assert res.details["permutation_var"] > res.details["null_var"]

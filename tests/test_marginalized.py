@@ -15,6 +15,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 import kmtests
+from kmtests.estimators._rules import Uniform
 from kmtests.estimators import KME, MKME, MMKME, Embedding, make
 from kmtests.estimators.marginalized import (_Loocv, inflated_kernel, linearized_weights,
                                              marginalized_gram, marginalized_loocv)
@@ -359,7 +360,9 @@ def test_tune_sqdist_equals_tune(sample):
 def test_mkme_embedding_contract(sample):
     emb = make("mkme").fit(sample, bandwidth=0.8)
     n, d = sample.shape
-    assert isinstance(emb.estimator, MKME) and not MKME.uniform
+    assert isinstance(emb.estimator, MKME)
+    # inside the tests it is the KME (factor 1) under its marginalized kernel
+    assert MKME().rule() == Uniform(fixed=1.0)
     np.testing.assert_array_equal(emb.points, sample)
     np.testing.assert_array_equal(emb.weights, np.full(n, 1 / n))
     np.testing.assert_array_equal(emb.smoothing, np.full(d, emb.params["sigma2"]))

@@ -422,6 +422,9 @@ def test_gaussian_hsic_via_energy(case):
 # R: Gretton et al. (2008) gamma approximation, formulas written out in gen_r.R
 # --------------------------------------------------------------------------
 
+# the small reference cases (n = 15, 30) are where the gamma's variance is off by a factor
+# ~1.3 against the exact permutation variance: the warning is right, the formulas are pinned
+@pytest.mark.filterwarnings("ignore::kmtests.ApproximationWarning")
 @pytest.mark.parametrize("case", RREF["independence"], ids=_ids(RREF["independence"]))
 def test_hsic_gamma_pvalue_vs_gretton_formulas(case):
     """kmtests ``independence_test(method="gamma")`` vs Gretton et al. (2008) in R.

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
+from kmtests.estimators._rules import Uniform
 from kmtests.estimators import BKMSE, KME, SKMSE, Embedding, make
 from kmtests.kernels import Gaussian, Linear
 
@@ -175,20 +176,23 @@ def test_uniform_scale_equals_weights(rng, est):
         n = K.shape[0]
         beta, _ = est.weights(K)
         rho, varrho = stats(K)
-        c = est.uniform_scale(rho, varrho, n)
+        rule = est.rule()
+        c = rule(rho, max(varrho - rho, 0.0), n)  # the rule takes v = varrho - rho
         np.testing.assert_allclose(beta * n, c, rtol=1e-14, atol=0)
         rhos.append(rho), varrhos.append(varrho), ns.append(n), expect.append(beta[0] * n)
-    vec = est.uniform_scale(np.array(rhos), np.array(varrhos), np.array(ns))
+    v = np.maximum(np.array(varrhos) - np.array(rhos), 0.0)
+    vec = est.rule()(np.array(rhos), v, np.array(ns))
     assert vec.shape == (len(Ks),)
     np.testing.assert_allclose(vec, expect, rtol=1e-14, atol=0)
     # broadcasting over permutations with a scalar n
     r = np.array(rhos[:1] * 3)
-    assert est.uniform_scale(r, np.array(varrhos[:1] * 3), ns[0]).shape == (3,)
+    assert est.rule()(r, v[:1].repeat(3), ns[0]).shape == (3,)
 
 
-def test_uniform_flag():
-    assert SKMSE.uniform is True and BKMSE.uniform is True
+def test_uniform_rule():
     assert SKMSE().uniform and BKMSE().uniform
+    assert isinstance(SKMSE().rule(), Uniform) and SKMSE().rule().fixed is None
+    assert SKMSE(shrinkage=0.25).rule() == Uniform(fixed=0.75)
     assert not SKMSE(target_points=[[0.0]]).uniform
     assert not BKMSE(target_points=[[0.0]]).uniform
 
@@ -296,7 +300,7 @@ def test_target_rejected_by_the_tests_seam(rng):
     with pytest.raises(ValueError, match="`target_points`: shrinkage toward a target"):
         est.weights(K)
     with pytest.raises(ValueError, match="cannot be used in the two-sample"):
-        est.uniform_scale(0.5, 1.0, 4)
+        est.rule()
 
 
 # --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
+from kmtests.estimators._rules import General
 from kmtests.estimators import (FKMSE, TSVD, Embedding, IteratedTikhonov, Landweber,
                                 NuMethod, make)
 from kmtests.estimators import _loocv as L
@@ -375,8 +376,8 @@ def test_registry_fit_and_uniform_flag(rng):
         np.testing.assert_array_equal(emb.points, x)
         assert emb.params["lam_convention"] == "operator" and emb.params["lam"] > 0
     assert make("fkmse", lam=0.1) == FKMSE(lam=0.1)
-    with pytest.raises(NotImplementedError):
-        FKMSE().uniform_scale(0.5, 1.0, 4)
+    rule = FKMSE().rule()
+    assert isinstance(rule, General) and rule.weights.__self__ == FKMSE()
 
 
 def test_permutation_tests_accept_spectral_estimators(rng):

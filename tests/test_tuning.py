@@ -10,7 +10,7 @@ import kmtests
 from kmtests import _resampling
 from kmtests._hsic_engine import PairedGrams, centre, hsic_statistics
 from kmtests._mmd_engine import PooledGram, mmd_statistics
-from kmtests._tuning import expected_cose_gram, freeze
+from kmtests.independence import expected_cose_gram, symmetric_cose_gram
 from kmtests.estimators import BKMSE, FKMSE, KME, MKME, MMKME, SKMSE, Landweber, make
 from kmtests.estimators.marginalized import inflated_kernel
 from kmtests.kernels import Gaussian
@@ -34,7 +34,9 @@ def test_permutation_tuning_retunes_every_split(rng, name):
     for g, p in zip(got, perms):
         ix, iy = np.sort(p[:6]), np.sort(p[6:])
         want = _v_form(K[np.ix_(ix, ix)], K[np.ix_(iy, iy)], K[np.ix_(ix, iy)], est)
-        assert g == pytest.approx(want, rel=1e-9, abs=1e-14)
+        # the LOOCV optimum of the spectral filters is flat: the sub-Gram rebuilt from
+        # the centred form differs at rounding level, which moves lambda at ~1e-8
+        assert g == pytest.approx(want, rel=1e-6, abs=1e-14)
 
 
 @pytest.mark.parametrize("name", ["skmse", "fkmse"])
@@ -69,16 +71,16 @@ def test_pooled_uniform_shrinkage_is_the_kme_test(rng, cls):
     assert hs.pvalue == hx.pvalue
 
 
-def test_freeze_fixes_tuned_parameters(rng):
+def test_with_fixed_holds_tuned_parameters(rng):
     K = Gaussian(bandwidth=1.0).gram(rng.normal(size=(12, 2)))
     _, p = FKMSE().weights(K)
-    frozen = freeze(FKMSE(), p)
+    frozen = FKMSE().with_fixed(p)
     assert frozen.lam == p["lam"]
     np.testing.assert_allclose(frozen.weights(K)[0], FKMSE().weights(K)[0], rtol=1e-10)
-    assert freeze(BKMSE(), {"shrinkage": 0.3}) == SKMSE(shrinkage=0.3)
-    lw = freeze(Landweber(), Landweber().weights(K)[1])
+    assert BKMSE().with_fixed({"shrinkage": 0.3}) == SKMSE(shrinkage=0.3)
+    lw = Landweber().with_fixed(Landweber().weights(K)[1])
     assert lw.step is None and lw.n_iter is not None  # the step is a normalisation
-    assert freeze(KME(), {}) == KME()
+    assert KME().with_fixed({}) == KME()
     with pytest.raises(ValueError, match="rank chosen on the pooled sample does not transfer"):
         kmtests.two_sample_test(rng.normal(size=(8, 1)), rng.normal(size=(9, 1)),
                                 estimator="tsvd", tuning="pooled")

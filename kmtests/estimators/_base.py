@@ -8,16 +8,12 @@ the data is re-tuned on each permutation and the permutation test stays exact);
 anything an estimator wants to precompute once must be a permutation-invariant
 function of the pooled sample (two-sample) or of the marginals (independence).
 
-Two speed paths are part of the contract:
-
-* ``uniform = True`` estimators have weights ``beta = scale * 1/n`` where
-  ``scale = uniform_scale(rho, varrho, n)`` depends only on the block
-  statistics ``rho = 1'K1/n^2`` and ``varrho = tr(K)/n``. The permutation
-  engine computes those block sums for many permutations at once (one BLAS
-  call) and evaluates ``uniform_scale`` vectorised, so such estimators cost the
-  same as the plain KME.
-* other estimators implement ``weights(K)`` and are called once per permuted
-  sample.
+What the permutation engines see is the estimator's :meth:`~KernelMeanEstimator.rule`
+(:mod:`kmtests.estimators._rules`): a :class:`~kmtests.estimators._rules.Uniform`
+rule (weights ``c/n`` with ``c`` from two block statistics, vectorised over
+permutations: the KME and the uniform shrinkage family cost what the KME
+costs) or a :class:`~kmtests.estimators._rules.General` one (``weights(K)``
+per permuted sample).
 """
 
 from __future__ import annotations
@@ -32,6 +28,11 @@ import numpy as np
 from .._typing import ArrayLike
 from .._validation import as_sample
 from ..kernels import ARDGaussian, Gaussian, Kernel, resolve_kernel, sq_distances
+from ._rules import General, Rule, Uniform
+
+
+class FixedTuningError(ValueError):
+    """The estimator's data-driven parameters cannot be held fixed across samples."""
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,6 @@ class KernelMeanEstimator(abc.ABC):
 
     name: ClassVar[str] = "base"
     label: ClassVar[str] = "base"
-    #: weights are ``uniform_scale(rho, varrho, n) / n`` (see module docs)
-    uniform: ClassVar[bool] = False
 
     # -- the contract ------------------------------------------------------
     @abc.abstractmethod
@@ -56,13 +55,45 @@ class KernelMeanEstimator(abc.ABC):
         the data-driven parameters that were chosen (documented keys).
         """
 
-    def uniform_scale(self, rho: np.ndarray, varrho: np.ndarray, n: int | np.ndarray) -> np.ndarray:
-        """For ``uniform`` estimators: the factor ``c`` in ``beta = c / n``.
+    def rule(self) -> Rule:
+        """How the permutation engines obtain the weights (see the module docs).
 
-        Vectorised over arrays of block statistics ``rho = 1'K1/n^2`` and
-        ``varrho = tr(K)/n``.
+        The default is :class:`~kmtests.estimators._rules.General` with
+        :meth:`weights`; estimators whose weights are ``c/n`` with ``c`` a
+        function of ``rho = 1'K1/n^2`` and ``v = tr(K)/n - rho`` return a
+        :class:`~kmtests.estimators._rules.Uniform` rule instead.
         """
-        raise NotImplementedError(f"{type(self).__name__} is not a uniform-weight estimator.")
+        return General(self.weights)
+
+    @property
+    def uniform(self) -> bool:
+        """Whether :meth:`rule` is a :class:`~kmtests.estimators._rules.Uniform` rule."""
+        return isinstance(self.rule(), Uniform)
+
+    def with_fixed(self, params: dict[str, Any]) -> "KernelMeanEstimator":
+        """This estimator with its data-driven parameters held at `params`.
+
+        `params` are those returned by :meth:`weights`. Used by
+        ``tuning="pooled"``: the parameters are tuned once on a
+        permutation-invariant function of the data and the fixed estimator
+        is applied to every permuted sample. Estimators whose parameters do
+        not transfer between samples raise :class:`FixedTuningError`.
+        """
+        raise FixedTuningError(f"estimator {self.name!r} cannot hold its parameters fixed; "
+                               "use tuning='permutation'.")
+
+    def transform_kernel(self, kernel: Kernel, data: np.ndarray | None
+                         ) -> tuple[float, Kernel, dict[str, Any]] | None:
+        """A kernel transformation the estimator acts through, or None.
+
+        Estimators whose embedding of a sample is the KME under another
+        kernel (the marginalized MKME/MMKME: ``c * k'``) return
+        ``(c, k', params)``, tuned on `data` — a permutation-invariant set
+        (pooled sample, or one variable) — and a :class:`Uniform` rule with
+        factor 1. The default is None: the estimator works on the Gram matrix
+        of `kernel`.
+        """
+        return None
 
     # -- conveniences ------------------------------------------------------
     def get_params(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._base import KernelMeanEstimator
+from ._rules import Uniform
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,13 @@ class KME(KernelMeanEstimator):
 
     name: ClassVar[str] = "kme"
     label: ClassVar[str] = "KME (empirical)"
-    uniform: ClassVar[bool] = True
 
     def weights(self, K: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         n = K.shape[0]
         return np.full(n, 1.0 / n), {}
 
-    def uniform_scale(self, rho: np.ndarray, varrho: np.ndarray, n: int | np.ndarray) -> np.ndarray:
-        return np.ones(np.broadcast(np.asarray(rho), np.asarray(varrho)).shape)
+    def rule(self) -> Uniform:
+        return Uniform(fixed=1.0)
+
+    def with_fixed(self, params: dict[str, Any]) -> "KME":
+        return self

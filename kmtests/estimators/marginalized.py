@@ -31,6 +31,7 @@ from .._typing import ArrayLike
 from .._validation import as_sample, check_positive_int
 from ..kernels import ARDGaussian, Gaussian, Kernel, resolve_kernel, sq_distances
 from ._base import Embedding, KernelMeanEstimator, gaussian_bandwidths2, smoothed_gaussian_gram
+from ._rules import Uniform
 
 __all__ = ["MKME", "MMKME", "MarginalizedEstimator", "inflated_kernel", "linearized_weights",
            "marginalized_gram", "marginalized_loocv"]
@@ -302,6 +303,31 @@ class MarginalizedEstimator(KernelMeanEstimator):
     def tune(self, x: ArrayLike, kernel: Kernel) -> tuple[np.ndarray, dict[str, Any]]:
         """Corruption variances (d-vector) and the reported parameters for sample `x`."""
         raise NotImplementedError
+
+    # -- inside the tests: a kernel transformation and the KME's weights ---------------
+    def rule(self) -> Uniform:
+        """Weights ``1/n`` on the corrupted points: the KME under the marginalized kernel."""
+        return Uniform(fixed=1.0)
+
+    def with_fixed(self, params: dict[str, Any]) -> "MarginalizedEstimator":
+        """Nothing to fix: the corruption is tuned on a permutation-invariant set."""
+        return self
+
+    def transform_kernel(self, kernel: Kernel, data: np.ndarray | None
+                         ) -> tuple[float, Kernel, dict[str, Any]]:
+        """``(c, k', params)``: the Q-kernel of two corrupted points is ``c k'``.
+
+        The corruption is tuned on `data` (the pooled sample, or one variable:
+        a permutation-invariant choice); ``k'`` is the Gaussian/ARD kernel with
+        squared bandwidths ``theta^2 + 2 sigma2`` (``+ 2 e_j`` for MMKME).
+        """
+        if data is None or not isinstance(kernel, (Gaussian, ARDGaussian)):
+            what = "kernel='precomputed'" if data is None else f"the {kernel.name!r} kernel"
+            raise ValueError(f"estimator {self.name!r} needs the data and a Gaussian kernel "
+                             f"('gaussian' or 'ard'), not {what}.")
+        smoothing, params = self.tune(data, kernel)
+        c, infl = inflated_kernel(kernel, 2.0 * np.asarray(smoothing), data.shape[1])
+        return c, infl, params
 
     def _bounds(self, theta2: np.ndarray) -> tuple[float, float]:
         return self.sigma2_range[0] * float(theta2.min()), self.sigma2_range[1] * float(theta2.max())

@@ -31,6 +31,7 @@ from .._validation import as_sample
 from ..kernels import resolve_kernel
 from ._base import Embedding, KernelMeanEstimator
 from ._loocv import check_gram
+from ._rules import Uniform
 
 __all__ = ["BKMSE", "SKMSE"]
 
@@ -77,21 +78,12 @@ def loocv_score(alpha: np.ndarray, v: np.ndarray, dist2: np.ndarray,
             + alpha**2 * (dist2 + v / (n - 1) ** 2))
 
 
-class _UniformUnlessTarget:
-    """``uniform`` attribute: True on the class and on target-free instances."""
-
-    def __get__(self, obj: Any, objtype: Any = None) -> bool:
-        return True if obj is None else obj.target_points is None
-
-
 @dataclass(frozen=True, kw_only=True)
 class _UniformShrinkage(KernelMeanEstimator):
     """Shared machinery of :class:`SKMSE` and :class:`BKMSE`."""
 
     target_points: Any = None
     target_weights: Any = None
-
-    uniform = _UniformUnlessTarget()  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.target_points is None:
@@ -124,21 +116,32 @@ class _UniformShrinkage(KernelMeanEstimator):
                 "independence tests. Drop `target_points` there.")
 
     # -- the contract ------------------------------------------------------
-    def uniform_scale(self, rho: np.ndarray, varrho: np.ndarray,
-                      n: int | np.ndarray) -> np.ndarray:
-        self._no_target("uniform_scale")
-        rho = np.asarray(rho, dtype=np.float64)
-        n = np.asarray(n, dtype=np.float64)
-        return 1.0 - self._alpha(np.asarray(varrho, dtype=np.float64) - rho, rho, n)
+    def _scale(self, rho: np.ndarray, v: np.ndarray, n: Any) -> np.ndarray:
+        return 1.0 - self._alpha(v, rho, np.asarray(n, dtype=np.float64))
+
+    def rule(self) -> Uniform:
+        """``Uniform``: ``c = 1 - alpha(rho, v, n)`` (see :mod:`kmtests.estimators._rules`)."""
+        self._no_target("rule()")
+        return Uniform(scale=self._scale)
+
+    @property
+    def uniform(self) -> bool:
+        return self.target_points is None
+
+    def with_fixed(self, params: dict[str, Any]) -> "SKMSE":
+        """``SKMSE(shrinkage=params["shrinkage"])``: the same weights, alpha held fixed."""
+        self._no_target("with_fixed()")
+        return SKMSE(shrinkage=float(params["shrinkage"]))
 
     def weights(self, K: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         self._no_target("weights(K)")
         K = check_gram(K)
         n = K.shape[0]
-        rho, varrho = K.sum() / n**2, np.trace(K) / n
-        c = float(self.uniform_scale(rho, varrho, n))
+        rho = K.sum() / n**2
+        v = max(np.trace(K) / n - rho, 0.0)
+        c = float(self.rule()(rho, v, n))
         alpha = 1.0 - c
-        score = float(loocv_score(alpha, varrho - rho, rho, n))
+        score = float(loocv_score(alpha, v, rho, n))
         return np.full(n, c / n), {"shrinkage": alpha, "loocv": score}
 
     def target_alpha(self, K: np.ndarray, target_values: ArrayLike,
@@ -267,6 +270,11 @@ class SKMSE(_UniformShrinkage):
             if not 0.0 <= float(self.shrinkage) <= 1.0:
                 raise ValueError(f"`shrinkage` must be in [0, 1]; got {self.shrinkage!r}.")
         super().__post_init__()
+
+    def rule(self) -> Uniform:
+        if self.shrinkage is not None and self.target_points is None:
+            return Uniform(fixed=1.0 - float(self.shrinkage))
+        return super().rule()
 
     def _alpha(self, v: np.ndarray, dist2: np.ndarray, n: np.ndarray) -> np.ndarray:
         if self.shrinkage is not None:

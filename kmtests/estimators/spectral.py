@@ -30,6 +30,7 @@ cost O(n^2) per parameter value after one eigendecomposition of ``K``
 from __future__ import annotations
 
 import abc
+import dataclasses
 import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -112,6 +113,10 @@ class _RidgeFilter(_SpectralFilter):
     @property
     def _order(self) -> int:
         return 1
+
+    def with_fixed(self, params: dict[str, Any]) -> "_RidgeFilter":
+        """The same filter with ``lam`` held at ``params["lam"]`` (operator convention)."""
+        return dataclasses.replace(self, lam=float(params["lam"]), lam_convention="operator")
 
     def _loo(self, spec: L.Spectrum, lam: np.ndarray) -> np.ndarray:
         if self._order == 1:
@@ -278,6 +283,11 @@ class _IterativeFilter(_SpectralFilter):
         _check_int(self.n_iter, "n_iter", allow_none=True)
         _check_int(self.max_iter, "max_iter")
         _check_pos(self.step, "step", allow_none=True)
+
+    def with_fixed(self, params: dict[str, Any]) -> "_IterativeFilter":
+        """The same filter with ``n_iter`` held fixed (the step stays a per-sample
+        normalisation, ``(n-1)/kappa_max``, unless it was given)."""
+        return dataclasses.replace(self, n_iter=int(params["n_iter"]))
 
     def _step(self, spec: L.Spectrum) -> float:
         """Step in K/n units; default ``(n-1)/kappa_max`` bounds every LOO spectrum by 1."""
@@ -483,6 +493,13 @@ class TSVD(_SpectralFilter):
 
     def __post_init__(self) -> None:
         _check_int(self.rank, "rank", allow_none=True)
+
+    def with_fixed(self, params: dict[str, Any]) -> "TSVD":
+        from ._base import FixedTuningError
+
+        raise FixedTuningError(
+            f"estimator {self.name!r}: a rank chosen on the pooled sample does not transfer "
+            "to samples of other sizes; use tuning='permutation'.")
 
     def _filter(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
         n = spec.n
