@@ -14,7 +14,7 @@ at a temporary directory with ``NUMBA_CACHE_DIR``:
 The child reports, with ``time.perf_counter``:
 
 * ``import``      : ``import kmtests`` (resp. ``from hyppo.independence import Hsic``);
-* ``jit import``  : kmtests only: ``import kmtests._jit_hsic`` (numba and the module
+* ``jit import``  : kmtests only: ``import kmtests.engines._jit_hsic`` (numba and the module
   of the jitted kernel, which ``import kmtests`` defers to the first HSIC call);
   timed separately so that the first call below is compile/cache-load + run;
 * ``first call``  : the first ``kmtests.independence_test(x, y, n_resamples=B)``
@@ -25,7 +25,7 @@ The child reports, with ``time.perf_counter``:
 
 ``first - second`` is the one-off cost of compiling/loading the jitted code and
 initialising the thread pools. kmtests' numba code is the permutation kernel
-of the HSIC test (``kmtests._jit_hsic.pair_sums``); the MMD test uses no JIT
+of the HSIC test (``kmtests.engines._jit_hsic.pair_sums``); the MMD test uses no JIT
 (its first call is timed too, for completeness).
 """
 
@@ -59,7 +59,7 @@ gen = np.random.default_rng([7, n, d])
 x = gen.normal(size=(n, d)); y = gen.normal(size=(n, d))
 t = time.perf_counter()
 if lib == "kmtests":
-    import kmtests._jit_hsic  # numba + the jitted kernel's module (kmtests imports it lazily)
+    import kmtests.engines._jit_hsic  # numba + the jitted kernel's module (kmtests imports it lazily)
 out["jit_import"] = time.perf_counter() - t
 if lib == "kmtests":
     call = lambda: kmtests.independence_test(x, y, n_resamples=B, rng=1)

@@ -60,8 +60,8 @@ import _benchutil as bu  # noqa: E402
 
 import kmtests  # noqa: E402
 from kmtests import _resampling  # noqa: E402
-from kmtests._hsic_engine import PairedGrams, hsic_statistics  # noqa: E402
-from kmtests._mmd_engine import PooledGram, mmd_statistics  # noqa: E402
+from kmtests.engines.hsic import PairedGrams, hsic_statistics  # noqa: E402
+from kmtests.engines.mmd import PooledGram, mmd_statistics  # noqa: E402
 from kmtests.estimators import resolve_estimator  # noqa: E402
 from kmtests.kernels import resolve_kernel  # noqa: E402
 

@@ -26,7 +26,7 @@ import numpy as np
 from . import _resampling
 from ._gram import CentredGram
 from ._guards import warn_if_slow
-from ._mmd_engine import Values
+from .engines import Values
 from ._typing import SeedLike
 from ._validation import check_choice, check_positive_int, check_rng, seed_of
 from .estimators import KernelMeanEstimator
@@ -142,7 +142,7 @@ def timed_observed(fn: Callable[[], tuple[Values, Any]], rule: Rule, n_resamples
     if isinstance(rule, General):
         import os
 
-        from ._parallel import resolve_n_jobs
+        from .engines._threads import resolve_n_jobs
 
         threads = resolve_n_jobs(n_jobs) or os.cpu_count() or 1
         per = time.perf_counter() - t0

@@ -92,7 +92,7 @@ def permutation_null(plan: PermutationPlan, rng: np.random.Generator, n: int, ki
 
     ``values(perms)`` evaluates the statistic for a batch of permutations
     (rows) and returns an object with arrays ``stat`` and ``scale`` (see
-    :class:`kmtests._mmd_engine.Values`); `observed` is the same for the data.
+    :class:`kmtests.engines.Values`); `observed` is the same for the data.
     A non-finite statistic raises (naming `what`) instead of being counted:
     ``NaN >= T`` is false, which would report the smallest p-value.
     """

@@ -14,8 +14,8 @@ from ._driver import (Options, PreparedRule, check_options, estimator_config, id
 from ._gamma import hsic_gamma
 from ._gram import CentredGram, check_symmetric
 from ._guards import check_memory, format_bytes
-from ._hsic_engine import PairedGrams, hsic_values
-from ._parallel import numba_threads
+from .engines.hsic import PairedGrams, hsic_values
+from .engines._threads import numba_threads
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample, check_choice
 from .estimators import KernelMeanEstimator, resolve_estimator

@@ -14,7 +14,8 @@ from ._driver import (Options, PreparedRule, check_options, estimator_config, id
 from ._gamma import mmd_gamma
 from ._gram import CentredGram, check_symmetric
 from ._guards import check_memory, format_bytes
-from ._mmd_engine import PooledGram, Values, mmd_general, mmd_values
+from .engines import Values
+from .engines.mmd import PooledGram, mmd_general, mmd_values
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample, check_choice, check_same_dim
 from .estimators import KernelMeanEstimator, resolve_estimator

@@ -8,9 +8,9 @@ import pytest
 
 import kmtests
 from kmtests import _resampling
-from kmtests._hsic_engine import PairedGrams, hsic_statistics
-from kmtests._jit_hsic import pair_sums, pair_sums_reference
-from kmtests._mmd_engine import PooledGram, mmd_statistics
+from kmtests.engines.hsic import PairedGrams, hsic_statistics
+from kmtests.engines._jit_hsic import pair_sums, pair_sums_reference
+from kmtests.engines.mmd import PooledGram, mmd_statistics
 from kmtests.estimators import KME
 from kmtests.kernels import Gaussian
 

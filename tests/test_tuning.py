@@ -8,8 +8,8 @@ import pytest
 
 import kmtests
 from kmtests import _resampling
-from kmtests._hsic_engine import PairedGrams, centre, hsic_statistics
-from kmtests._mmd_engine import PooledGram, mmd_statistics
+from kmtests.engines.hsic import PairedGrams, centre, hsic_statistics
+from kmtests.engines.mmd import PooledGram, mmd_statistics
 from kmtests.independence import expected_cose_gram, symmetric_cose_gram
 from kmtests.estimators import BKMSE, FKMSE, KME, MKME, MMKME, SKMSE, Landweber, make
 from kmtests.estimators.marginalized import inflated_kernel

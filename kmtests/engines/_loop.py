@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from ._parallel import resolve_n_jobs
+from ._threads import resolve_n_jobs
 
 T = TypeVar("T")
 

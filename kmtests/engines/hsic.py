@@ -18,7 +18,7 @@ Uniform-weight estimators scale ``HSIC_b`` by ``c^2`` with ``c`` from
 ``rho = S_p/n^2`` and ``v = D_p/n - rho`` (the embedding of the centred
 cross-covariance, COSE); general ones compute weights of ``Kc o Lc_p`` per
 permutation. Every statistic comes with a rounding scale (see
-:class:`kmtests._mmd_engine.Values`).
+:class:`kmtests.engines.Values`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ._gram import CentredGram
-from ._mmd_engine import Values
-from ._pool import map_rows_multi
-from .estimators._rules import General, Rule, Uniform
+from .._gram import CentredGram
+from ..estimators._rules import General, Rule, Uniform
+from ._loop import map_rows_multi
+from ._values import Values
 
 
 def centre(K: np.ndarray) -> np.ndarray:

@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ._gram import CentredGram
-from .estimators._rules import General, Rule, Uniform
+from .._gram import CentredGram
+from ..estimators._rules import General, Rule, Uniform
+from ._values import Values
 
 #: splits per BLAS call (fixed: the call shape must not depend on `batch`)
 _CHUNK = 128
@@ -73,18 +74,6 @@ class PooledGram:
     @property
     def n(self) -> int:
         return self.cg.n
-
-
-@dataclass(frozen=True)
-class Values:
-    """Statistics of a batch of arrangements and the magnitude of their rounding.
-
-    ``scale[b]`` bounds the size of the terms statistic ``b`` was summed
-    from; the statistic is accurate to a few ``eps * scale[b]``.
-    """
-
-    stat: np.ndarray
-    scale: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -124,7 +113,7 @@ def within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
     threads against 0.023 s with one, on the 2-core benchmark machine).
     """
     if K.shape[0] < _SMALL_N:
-        from ._pool import single_blas_thread
+        from ._loop import single_blas_thread
 
         with single_blas_thread():
             return _within_sums(K, perms, n_x)
@@ -206,7 +195,7 @@ def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int, rule: General,
     centred part plus the offset ``2 (S_x - S_y)(bx'r_x - by'r_y) -
     g (S_x - S_y)^2`` (``S`` the sums of the weights).
     """
-    from ._pool import map_rows_multi
+    from ._loop import map_rows_multi
 
     cg = pg.cg
     Kc, r, g = cg.Kc, cg.r, cg.g
