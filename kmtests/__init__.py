@@ -8,6 +8,8 @@ independence_test, hsic
     Kernel independence test (HSIC) and its statistic.
 TwoSampleResult, IndependenceResult
     The result objects.
+PermutationMethod, GammaMethod, null
+    The null-distribution methods as configuration objects.
 compare_estimators
     One test, several estimators, the same permutations (one table).
 kernels, estimators, datasets
@@ -28,9 +30,12 @@ from __future__ import annotations
 from . import datasets as datasets
 from . import estimators as estimators
 from . import kernels as kernels
+from . import null as null
 from .compare import compare_estimators as compare_estimators
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
+from .null import GammaMethod as GammaMethod
+from .null import PermutationMethod as PermutationMethod
 from .results import IndependenceResult as IndependenceResult
 from .results import TwoSampleResult as TwoSampleResult
 from .twosample import mmd as mmd
@@ -60,9 +65,11 @@ def __dir__() -> list[str]:
 __all__ = [
     "ApproximationWarning",
     "DegenerateStatisticWarning",
+    "GammaMethod",
     "IndefiniteKernelWarning",
     "IndependenceResult",
     "KmtestsWarning",
+    "PermutationMethod",
     "SlowTestWarning",
     "TwoSampleResult",
     "__version__",
@@ -74,6 +81,7 @@ __all__ = [
     "independence_test",
     "kernels",
     "mmd",
+    "null",
     "power",
     "risk",
     "two_sample_test",

@@ -1,86 +1,46 @@
-"""The shared body of the kernel tests: option checks, estimator preparation, the null.
+"""The one driver of the kernel tests.
 
 Both public tests (:func:`kmtests.two_sample_test`, :func:`kmtests.independence_test`)
-follow one flow:
+are thin front-ends: each validates its inputs into a *problem* (nothing is
+computed yet), and :func:`run_test` does the rest, the same way for both:
 
-1. validate every option and the data (cheap; nothing is computed before);
-2. check the memory the Gram matrices need;
-3. build the Gram matrices once (centred form, :mod:`kmtests._gram`) and prepare
-   the estimator on them (:func:`prepare_rule`): its kernel transformation,
-   its weight rule, and for ``tuning="pooled"`` its parameters fixed on a
-   permutation-invariant Gram matrix;
-4. compute the observed statistic, then the null distribution
-   (:func:`run_permutation`, or the gamma approximation);
-5. build the result.
+1. the memory the Gram matrices need is checked;
+2. ``problem.prepare(tuning)`` builds the Gram matrices once (centred form,
+   :mod:`kmtests._gram`) and prepares the estimator on them
+   (:func:`prepare_rule`: its kernel transformation, its weight rule, and for
+   ``tuning="pooled"`` its parameters fixed on a permutation-invariant Gram
+   matrix);
+3. the observed statistic is computed (with the parameters the estimator chose
+   on the observed data, from the same pass), then the null distribution
+   (:func:`kmtests._resampling.permutation_null`, or the gamma approximation);
+4. the result object is built.
+
+A new test (k-sample, a new statistic) is a new problem class; nothing here
+branches on the kind of test or on the estimator.
 """
 
 from __future__ import annotations
 
-import numbers
 import time
-from dataclasses import dataclass
-from typing import Any, Callable
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from . import _resampling
 from ._gram import CentredGram
-from ._guards import warn_if_slow
+from ._guards import check_memory, warn_if_slow
 from .engines import Values
-from ._typing import SeedLike
-from ._validation import check_choice, check_positive_int, check_rng, seed_of
 from .estimators import KernelMeanEstimator
-from .estimators._base import FixedTuningError
 from .estimators._rules import General, Rule, Uniform
+from .kernels import Kernel
+from .null import GammaMethod, NullMethod, PermutationMethod
+from .results import KernelTestResult
 
-__all__ = ["Options", "check_options", "prepare_rule", "run_permutation"]
+__all__ = ["Prepared", "PreparedRule", "Problem", "prepare_rule", "run_test"]
 
-METHODS = ("permutation", "gamma")
 TUNINGS = ("permutation", "pooled")
-
-
-@dataclass(frozen=True)
-class Options:
-    """The validated options shared by the tests."""
-
-    method: str
-    tuning: str
-    n_resamples: int
-    batch: int | None
-    n_jobs: int | None
-    seed: int | None
-    gen: np.random.Generator
-
-
-def check_n_jobs(n_jobs: Any) -> int | None:
-    """None, -1 (all CPUs) or 1..cpu_count; anything else raises."""
-    import os
-
-    if n_jobs is None:
-        return None
-    n_cpu = os.cpu_count() or 1
-    msg = (f"`n_jobs` must be None, -1 (all CPUs) or an integer from 1 to {n_cpu} (the "
-           f"number of CPUs); got {n_jobs!r}.")
-    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(msg)
-    if n_jobs == -1:
-        return n_cpu
-    if not 1 <= n_jobs <= n_cpu:
-        raise ValueError(msg)
-    return int(n_jobs)
-
-
-def check_options(method: Any, tuning: Any, n_resamples: Any, batch: Any, n_jobs: Any,
-                  rng: SeedLike) -> Options:
-    """Validate the options shared by both tests (before any computation)."""
-    method = check_choice(method, "method", METHODS)
-    tuning = check_choice(tuning, "tuning", TUNINGS)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    batch = check_positive_int(batch, "batch", allow_none=True)
-    check_n_jobs(n_jobs)
-    gen = check_rng(rng)
-    return Options(method, tuning, n_resamples, batch, n_jobs,  # type: ignore[arg-type]
-                   seed_of(rng), gen)
 
 
 @dataclass(frozen=True)
@@ -88,7 +48,7 @@ class PreparedRule:
     """An estimator prepared on the data: the rule the engines apply and what to report."""
 
     rule: Rule
-    params: dict[str, Any]   # parameters tuned on the pooled/invariant Gram (pooled tuning)
+    params: dict[str, Any]   # parameters fixed on the invariant Gram (pooled tuning)
     tuning: str              # the tuning that applies ("pooled" when nothing is re-tuned)
     note: str = ""           # e.g. a fallback that was taken
 
@@ -114,51 +74,54 @@ def prepare_rule(est: KernelMeanEstimator, tuning: str,
     if tuning == "permutation":
         return PreparedRule(est.rule(), {}, "permutation")
     _, params = est.weights(invariant_gram())
-    try:
-        fixed = est.with_fixed(params)
-    except FixedTuningError:
-        raise
-    rule = fixed.rule()
+    rule = est.with_fixed(params).rule()
     note = ""
     if isinstance(rule, Uniform) and rule.fixed == 0.0:
-        import warnings
-
         from ._warnings import DegenerateStatisticWarning
 
         note = ("the pooled shrinkage is 1: the shrunk statistic would be identically 0, so "
                 "the unshrunk statistic is used (a fixed shrinkage only rescales it: the "
                 "p-value is the KME test's)")
         warnings.warn(f"estimator {est.name!r}: {note}.", DegenerateStatisticWarning,
-                      stacklevel=4)
+                      stacklevel=5)
         rule = Uniform(fixed=1.0)
     return PreparedRule(rule, params, "pooled", note)
 
 
-def timed_observed(fn: Callable[[], tuple[Values, Any]], rule: Rule, n_resamples: int,
-                   n_jobs: int | None) -> tuple[Values, Any]:
-    """Compute the observed statistic; for per-permutation rules, announce a long null."""
-    t0 = time.perf_counter()
-    out = fn()
-    if isinstance(rule, General):
-        import os
+@dataclass
+class Prepared:
+    """A test prepared on its data: what the null computation and the result need."""
 
-        from .engines._threads import resolve_n_jobs
-
-        threads = resolve_n_jobs(n_jobs) or os.cpu_count() or 1
-        per = time.perf_counter() - t0
-        warn_if_slow(per * n_resamples / threads,
-                     f"{n_resamples} permutations x {per:.2g} s each on {threads} thread(s)",
-                     "Use fewer permutations (`n_resamples`), tuning='pooled' where the "
-                     "estimator allows it, or a cheaper estimator.")
-    return out
+    values: Callable[[np.ndarray, int | None], Values]      # statistics of permutations
+    observed: Callable[[int | None], tuple[Values, dict[str, dict[str, Any]]]]
+    gamma: Callable[[float], tuple[float, dict[str, Any]]]
+    prep: PreparedRule
+    kernels: dict[str, Kernel]
+    kernel_notes: dict[str, str] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    what: str = "the statistic"
 
 
-def run_permutation(plan: _resampling.PermutationPlan, opts: Options, n: int, kind: str,
-                    values: Callable[[np.ndarray], Values], observed: Values, n_x: int,
-                    what: str) -> tuple[np.ndarray, float, int]:
-    """The permutation null distribution and p-value (see :mod:`kmtests._resampling`)."""
-    return _resampling.permutation_null(plan, opts.gen, n, kind, values, observed, n_x,
-                                        what=what)
+class Problem(Protocol):
+    """A validated test, before anything is computed (see the module docs)."""
+
+    kind: str                    # "split" (two-sample) or "perm" (independence)
+    n: int                       # points permuted
+    n_x: int                     # size of the first sample ("split")
+    estimator: KernelMeanEstimator
+    unbiased: bool
+    result_class: type[KernelTestResult]
+    sizes: dict[str, int]
+
+    def statistic_name(self) -> str: ...
+
+    def memory(self, method: NullMethod, tuning: str) -> tuple[float, str, str]: ...
+
+    def check_gamma(self) -> None: ...
+
+    def prepare(self, tuning: str) -> Prepared: ...
+
+    def plan(self, method: PermutationMethod) -> _resampling.PermutationPlan: ...
 
 
 def statistic_name(base: str, est: KernelMeanEstimator) -> str:
@@ -166,33 +129,111 @@ def statistic_name(base: str, est: KernelMeanEstimator) -> str:
     return base if est.name == "kme" else f"{base}[{est.name}]"
 
 
-def estimator_config(est: KernelMeanEstimator) -> dict[str, Any]:
-    """The estimator's configuration values that were set (not None), for reports."""
-    return {k: v for k, v in est.get_params().items()
-            if v is not None and isinstance(v, (int, float, str, bool))
-            and k not in ("target_points", "target_weights")}
-
-
-def scalar_params(params: dict[str, Any], suffix: str = "") -> dict[str, Any]:
-    """Reportable scalar parameters (curves and nested objects left out)."""
+def reportable(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters worth reporting: scalars and short lists (curves left out)."""
     out: dict[str, Any] = {}
     for k, v in params.items():
         if k in ("loocv_curve", "selection", "sigma2_bounds", "lam_bounds"):
             continue
-        if isinstance(v, (bool, np.bool_)):
-            continue
-        if isinstance(v, (int, float, np.integer, np.floating, str)):
-            out[f"{k}{suffix}"] = v.item() if isinstance(v, np.generic) else v
-        elif isinstance(v, (list, tuple, np.ndarray)) and np.size(v) <= 8 and k == "diag":
-            out[f"{k}{suffix}"] = [float(u) for u in np.ravel(v)]
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, (bool, int, float, str)):
+            out[k] = v
+        elif isinstance(v, (list, tuple, np.ndarray)) and np.size(v) <= 64:
+            out[k] = [u.item() if isinstance(u, np.generic) else u for u in np.ravel(v)]
     return out
 
 
-def identity(n: int) -> np.ndarray:
-    return np.arange(n, dtype=np.int64)[None, :]
+def run_test(problem: Problem, method: NullMethod, tuning: str,
+             data_name: str) -> KernelTestResult:
+    """Run a validated test (see the module docs)."""
+    if isinstance(method, GammaMethod):
+        problem.check_gamma()
+    check_memory(*problem.memory(method, tuning))
+    prepared = problem.prepare(tuning)
+    n_jobs = getattr(method, "n_jobs", None)
+    rule = prepared.prep.rule
+    t0 = time.perf_counter()
+    observed, obs_params = prepared.observed(n_jobs)
+    per_arrangement = time.perf_counter() - t0
+    t_obs = float(observed.stat[0])
+    _resampling.check_finite_statistic(t_obs, None, prepared.what)
+    params = {**prepared.params, **{k: reportable(v) for k, v in obs_params.items()}}
+    notes = _notes(problem, prepared, params, t_obs)
+    common: dict[str, Any] = dict(
+        statistic=t_obs, statistic_name=problem.statistic_name(), estimator=problem.estimator,
+        params=params, kernels=prepared.kernels, sizes=problem.sizes,
+        tuning=prepared.prep.tuning, data_name=data_name, notes=tuple(notes),
+        kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v})
+    if isinstance(method, GammaMethod):
+        pval, details = prepared.gamma(t_obs)
+        return problem.result_class(pvalue=pval, null_distribution=None, method=method,
+                                    exact=False, n_resamples=None, count=None,
+                                    details=details, **common)
+    assert isinstance(method, PermutationMethod)
+    from ._validation import check_rng, seed_of
+
+    plan = problem.plan(method)
+    expected = None
+    if isinstance(rule, General):
+        threads = _threads(n_jobs)
+        expected = per_arrangement * plan.n_resamples / threads
+        warn_if_slow(expected, f"{plan.n_resamples} permutations x {per_arrangement:.2g} s "
+                     f"each on {threads} thread(s)",
+                     "Use fewer permutations (`n_resamples`), tuning='pooled' where the "
+                     "estimator allows it, or a cheaper estimator.")
+    null, pval, count = _resampling.permutation_null(
+        plan, check_rng(method.rng), problem.n, problem.kind,
+        lambda perms: prepared.values(perms, n_jobs), observed, problem.n_x,
+        what=prepared.what, progress=method.progress, expected_seconds=expected)
+    return problem.result_class(pvalue=pval, null_distribution=null, method=method,
+                                exact=plan.exact, n_resamples=plan.n_resamples, count=count,
+                                seed=seed_of(method.rng), **common)
+
+
+def _threads(n_jobs: int | None) -> int:
+    import os
+
+    from .engines._threads import resolve_n_jobs
+
+    return resolve_n_jobs(n_jobs) or os.cpu_count() or 1
+
+
+def _notes(problem: Problem, prepared: Prepared, params: dict[str, dict[str, Any]],
+           t_obs: float) -> list[str]:
+    notes = []
+    if prepared.prep.note:
+        notes.append(prepared.prep.note)
+    if problem.unbiased and t_obs < 0:
+        notes.append("the unbiased statistic is negative; it estimates a non-negative "
+                     "quantity without bias, so it is negative about half the time when the "
+                     "null hypothesis holds")
+    for role, p in params.items():
+        if p.get("converged") is False:
+            notes.append(f"the estimator's optimiser did not converge on the {role} data "
+                         f"({p.get('n_iter', '?')} iterations); its parameters are the best "
+                         "found")
+    return notes
 
 
 def scaled_gram(kernel: Any, data: np.ndarray, c: float, name: str) -> CentredGram:
     """The centred Gram matrix of ``c * kernel`` on `data`."""
     cg = kernel.centred_gram(data, name=name)
     return cg.scaled(c) if c != 1.0 else cg
+
+
+def identity(n: int) -> np.ndarray:
+    return np.arange(n, dtype=np.int64)[None, :]
+
+
+def data_label(data: Any, role: str) -> str:
+    """How the report names an input: a pandas Series' name or a DataFrame's columns."""
+    name = getattr(data, "name", None)
+    if type(data).__module__.split(".")[0] == "pandas":
+        if hasattr(data, "columns"):
+            cols = [str(c) for c in data.columns]
+            shown = ", ".join(cols[:4]) + (", ..." if len(cols) > 4 else "")
+            return f"{role}[{shown}]" if cols else role
+        if name is not None:
+            return str(name)
+    return role

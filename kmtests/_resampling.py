@@ -17,9 +17,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ._warnings import DegenerateStatisticWarning
+from .null import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES  # re-exported
 
-#: default number of Monte Carlo permutations (as scipy.stats.permutation_test)
-DEFAULT_N_RESAMPLES = 9999
 #: memory budget (float64 entries) for one batch of ``batch x N`` work arrays
 _BATCH_ENTRIES = 1 << 21
 
@@ -85,9 +84,29 @@ def permutation_batches(plan: PermutationPlan, rng: np.random.Generator, n: int,
         yield np.ascontiguousarray(np.stack(rows))
 
 
+#: show a progress bar (progress=None) when the null is expected to take longer (seconds)
+PROGRESS_SECONDS = 5.0
+
+
+def _progress_bar(progress: bool | None, total: int, expected: float | None,
+                  initial: int = 0) -> Any:
+    """A tqdm bar, or None. ``progress=None``: only when `expected` > PROGRESS_SECONDS."""
+    if progress is False or (progress is None and not (expected or 0) > PROGRESS_SECONDS):
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if progress:
+            raise ImportError("progress=True needs tqdm: pip install tqdm (or "
+                              "'kmtests[power]').") from None
+        return None
+    return tqdm(total=total, initial=initial, desc="permutations", unit="perm", leave=False)
+
+
 def permutation_null(plan: PermutationPlan, rng: np.random.Generator, n: int, kind: str,
                      values: Callable[[np.ndarray], Any], observed: Any, n_x: int = 0,
-                     what: str = "the statistic") -> tuple[np.ndarray, float, int]:
+                     what: str = "the statistic", progress: bool | None = None,
+                     expected_seconds: float | None = None) -> tuple[np.ndarray, float, int]:
     """Null statistics of every batch, and the p-value with its count.
 
     ``values(perms)`` evaluates the statistic for a batch of permutations
@@ -95,15 +114,35 @@ def permutation_null(plan: PermutationPlan, rng: np.random.Generator, n: int, ki
     :class:`kmtests.engines.Values`); `observed` is the same for the data.
     A non-finite statistic raises (naming `what`) instead of being counted:
     ``NaN >= T`` is false, which would report the smallest p-value.
+
+    `progress`: True shows a tqdm progress bar, False never; None shows one
+    when the null is expected to take more than :data:`PROGRESS_SECONDS`
+    (`expected_seconds`, or the first batch's time times the number of
+    batches).
     """
+    import time
+
     null = np.empty(plan.n_resamples)
     scales = np.empty(plan.n_resamples)
     done = 0
-    for perms in permutation_batches(plan, rng, n, kind, n_x):
-        v = values(perms)
-        null[done:done + perms.shape[0]] = v.stat
-        scales[done:done + perms.shape[0]] = v.scale
-        done += perms.shape[0]
+    bar = _progress_bar(progress, plan.n_resamples, expected_seconds)
+    decided = bar is not None or progress is False
+    t0 = time.perf_counter()
+    try:
+        for perms in permutation_batches(plan, rng, n, kind, n_x):
+            v = values(perms)
+            null[done:done + perms.shape[0]] = v.stat
+            scales[done:done + perms.shape[0]] = v.scale
+            done += perms.shape[0]
+            if bar is not None:
+                bar.update(perms.shape[0])
+            elif not decided:
+                decided = True
+                rest = (time.perf_counter() - t0) * (plan.n_resamples - done) / done
+                bar = _progress_bar(progress, plan.n_resamples, rest, initial=done)
+    finally:
+        if bar is not None:
+            bar.close()
     t_obs = float(np.asarray(observed.stat).reshape(-1)[0])
     s_obs = float(np.asarray(observed.scale).reshape(-1)[0])
     check_finite_statistic(t_obs, null, what)

@@ -24,15 +24,16 @@ def format_number(v: float | None, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
-def format_pvalue(p: float, *, floor: float | None = None) -> str:
-    """R ``format.pval``-like: 4 significant digits; ``< 2.2e-16`` style below eps."""
-    if p == 0:
-        return "0"
-    if floor is not None and p <= floor:
-        return f"{p:.4g}"
-    if p < 2.2e-16:
+def format_pvalue(p: float, *, floor: float | None = None, sign: bool = True) -> str:
+    """R ``format.pval``-like: 4 significant digits; ``< 2.2e-16`` below machine precision.
+
+    With ``sign=True`` the relation is included, as R's ``print.htest`` writes
+    it after ``p-value``: ``"= 0.0312"`` or ``"< 2.2e-16"`` (never ``"= < ..."``).
+    """
+    if p < 2.2e-16 and not (floor is not None and p <= floor) and p != 0:
         return "< 2.2e-16"
-    return f"{p:.4g}"
+    text = "0" if p == 0 else f"{p:.4g}"
+    return f"= {text}" if sign else text
 
 
 def info_table(rows: Sequence[tuple[str, str]], title: str) -> SimpleTable:

@@ -50,8 +50,8 @@ def compare_estimators(
     -------
     pandas.DataFrame
         One row per estimator: statistic name and value, p-value with its
-        Monte Carlo 95% interval, tuning, and the parameters chosen on the
-        observed data.
+        Monte Carlo 95% interval, tuning, and the parameters the estimator
+        chose, by role (``{"x": {...}, "y": {...}}``, ``{"pooled": {...}}``).
 
     Examples
     --------
@@ -79,10 +79,10 @@ def compare_estimators(
     for est in estimators:
         res = fn(x, y, estimator=est, tuning=tuning, n_resamples=n_resamples,
                  rng=np.random.default_rng(seed), **test_kwargs)
-        lo, hi = res.conf_int() if res.method == "permutation" else (np.nan, np.nan)
-        rows.append({"estimator": res.estimator, "statistic_name": res.statistic_name,
+        ci = res.method.conf_int(res, 0.05)
+        lo, hi = (np.nan, np.nan) if ci is None else (float(ci[0]), float(ci[1]))
+        rows.append({"estimator": res.estimator.name, "statistic_name": res.statistic_name,
                      "statistic": res.statistic, "pvalue": res.pvalue, "pvalue_lower": lo,
                      "pvalue_upper": hi, "tuning": res.tuning,
-                     "parameters": {k: v for k, v in res.estimator_params.items()
-                                    if k != "label"}})
+                     "parameters": {role: dict(p) for role, p in res.params.items()}})
     return pd.DataFrame(rows)

@@ -2,30 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _resampling
-from ._driver import (Options, PreparedRule, check_options, estimator_config, identity,
-                      prepare_rule, run_permutation, scalar_params, scaled_gram,
-                      statistic_name, timed_observed)
+from ._driver import (Prepared, data_label, identity, prepare_rule, reportable, run_test,
+                      scaled_gram, statistic_name)
 from ._gamma import hsic_gamma
 from ._gram import CentredGram, check_symmetric
-from ._guards import check_memory, format_bytes
-from .engines.hsic import PairedGrams, hsic_values
-from .engines._threads import numba_threads
+from ._guards import format_bytes
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample, check_choice
+from .engines import Values
+from .engines._threads import numba_threads
+from .engines.hsic import PairedGrams, hsic_general, hsic_values
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .estimators._rules import General, Uniform
 from .kernels import Kernel, Precomputed, resolve_kernel
+from .null import GammaMethod, NullMethod, PermutationMethod, resolve_method
 from .results import IndependenceResult
 
 __all__ = ["hsic", "independence_test"]
 
 _STATISTICS = ("biased", "unbiased")
+_TUNINGS = ("permutation", "pooled")
 
 
 @dataclass(frozen=True)
@@ -33,91 +35,6 @@ class _Variable:
     kernel: Kernel
     data: np.ndarray | None   # None when the Gram matrix was given
     K: np.ndarray | None      # the precomputed Gram matrix
-
-
-@dataclass(frozen=True)
-class _Spec:
-    x: _Variable
-    y: _Variable
-    estimator: KernelMeanEstimator
-    unbiased: bool
-    n: int
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    pg: PairedGrams            # in canonical order (see _orient)
-    kernels: dict[str, Kernel]
-    notes: dict[str, str]
-    transform_params: dict[str, dict[str, Any]]
-    prep: PreparedRule
-
-
-def _variable_iv(data: Any, kernel: Any, bandwidth: Any, name: str) -> _Variable:
-    kern = resolve_kernel(kernel, bandwidth, name=f"kernel_{name}",
-                          bandwidth_name=f"bandwidth_{name}")
-    if isinstance(kern, Precomputed):
-        K = as_sample(data, name, min_size=2)
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
-                             f"symmetric Gram matrix; got shape {K.shape}.")
-        K = check_symmetric(K, f"with kernel_{name}='precomputed', `{name}`")
-        return _Variable(kern, None, K)
-    return _Variable(kern, as_sample(data, name), None)
-
-
-def _independence_iv(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any,
-                     bandwidth_y: Any, estimator: Any, statistic: str) -> _Spec:
-    unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
-    est = resolve_estimator(estimator)
-    rule = est.rule()
-    vx = _variable_iv(x, kernel_x, bandwidth_x, "x")
-    vy = _variable_iv(y, kernel_y, bandwidth_y, "y")
-    nx = (vx.K if vx.data is None else vx.data).shape[0]
-    ny = (vy.K if vy.data is None else vy.data).shape[0]
-    if nx != ny:
-        raise ValueError("`x` and `y` must have the same number of observations (paired "
-                         f"data); got {nx} and {ny}.")
-    if unbiased and nx < 5:
-        raise ValueError(f"statistic='unbiased' needs at least 5 observations; got {nx}.")
-    if unbiased and not isinstance(rule, Uniform):
-        raise ValueError("statistic='unbiased' is available with uniform-weight and "
-                         "marginalized estimators only; use statistic='biased' for "
-                         f"{est.name!r}.")
-    for v, name in ((vx, "x"), (vy, "y")):
-        if v.data is None:
-            try:
-                est.transform_kernel(v.kernel, None)
-            except ValueError as exc:
-                raise ValueError(str(exc).replace("kernel='precomputed'",
-                                                  f"kernel_{name}='precomputed'")) from None
-    return _Spec(vx, vy, est, unbiased, nx)
-
-
-def _check_memory(spec: _Spec, opts: Options | None) -> None:
-    n = spec.n
-    need = 2 * 8.0 * n * n + 8.0 * n * 2 * 256
-    if opts is not None:
-        need += 16.0 * opts.n_resamples + 8.0 * n * (opts.batch or 1)
-        if not isinstance(spec.estimator.rule(), Uniform):
-            import os
-
-            need += 2 * 8.0 * n * n * (os.cpu_count() or 1)  # per-thread cross Gram + weights
-    check_memory(need, f"two {n} x {n} Gram matrices take {format_bytes(16.0 * n * n)}",
-                 "Test a random subsample of the pairs, or use a machine with more memory.")
-
-
-def _gram(v: _Variable, est: KernelMeanEstimator, name: str
-          ) -> tuple[CentredGram, Kernel, str, dict[str, Any]]:
-    if v.data is None:
-        return v.kernel.centred_gram(v.K, name=name), v.kernel, "", {}
-    kern = v.kernel.fitted_to(v.data, name=name)
-    tk = est.transform_kernel(kern, v.data)  # tuned on this variable alone: invariant
-    if tk is None:
-        return kern.centred_gram(v.data, name=name), kern, "", {}
-    c, infl, params = tk
-    return (scaled_gram(infl, v.data, c, name), kern,
-            f"marginalized: {c:.4g} x {infl.describe()}", params)
 
 
 def _key(M: np.ndarray) -> tuple[float, float, float]:
@@ -158,27 +75,131 @@ def symmetric_cose_gram(Kc: np.ndarray, Lc: np.ndarray) -> np.ndarray:
     return 0.5 * (expected_cose_gram(Kc, Lc) + expected_cose_gram(Lc, Kc))
 
 
-def _prepare(spec: _Spec, tuning: str) -> _Prepared:
-    est = spec.estimator
-    cgx, kx, note_x, px = _gram(spec.x, est, "x")
-    cgy, ky, note_y, py = _gram(spec.y, est, "y")
-    pg = _orient(cgx.Kc, cgy.Kc)
-    transformed = bool(note_x or note_y)
-    prep = prepare_rule(est, tuning, lambda: symmetric_cose_gram(pg.Kc, pg.Lc), transformed)
-    return _Prepared(pg, {"x": kx, "y": ky}, {"x": note_x, "y": note_y},
-                     {"x": px, "y": py}, prep)
+@dataclass
+class _Independence:
+    """A validated independence test (a :class:`kmtests._driver.Problem`)."""
+
+    x: _Variable
+    y: _Variable
+    estimator: KernelMeanEstimator
+    unbiased: bool
+    n: int
+    kind: str = "perm"
+    n_x: int = 0
+    result_class: type[IndependenceResult] = IndependenceResult
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.sizes = {"n": self.n}
+
+    def statistic_name(self) -> str:
+        return statistic_name("HSIC_u" if self.unbiased else "HSIC_b", self.estimator)
+
+    def memory(self, method: NullMethod, tuning: str) -> tuple[float, str, str]:
+        n = self.n
+        need = 2 * 8.0 * n * n + 8.0 * n * 2 * 256
+        if isinstance(method, PermutationMethod):
+            need += 16.0 * method.n_resamples + 8.0 * n * (method.batch or 1)
+        if not isinstance(self.estimator.rule(), Uniform):
+            import os
+
+            need += 2 * 8.0 * n * n * (os.cpu_count() or 1)  # per-thread cross Gram + weights
+        return (need, f"two {n} x {n} Gram matrices take {format_bytes(16.0 * n * n)}",
+                "Test a random subsample of the pairs, or use a machine with more memory.")
+
+    def check_gamma(self) -> None:
+        rule = self.estimator.rule()
+        if self.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
+            raise ValueError("method='gamma' approximates the null of HSIC_b with the KME; use "
+                             "statistic='biased', estimator='kme', or method='permutation'.")
+        if self.n < 6:
+            raise ValueError(f"method='gamma' needs at least 6 observations; got {self.n}.")
+
+    def plan(self, method: PermutationMethod) -> _resampling.PermutationPlan:
+        return _resampling.plan_independence(self.n, method.n_resamples, method.batch)
+
+    def _gram(self, v: _Variable, name: str) -> tuple[CentredGram, Kernel, str, dict[str, Any]]:
+        est = self.estimator
+        if v.data is None:
+            return v.kernel.centred_gram(v.K, name=name), v.kernel, "", {}
+        kern = v.kernel.fitted_to(v.data, name=name)
+        tk = est.transform_kernel(kern, v.data)  # tuned on this variable alone: invariant
+        if tk is None:
+            return kern.centred_gram(v.data, name=name), kern, "", {}
+        c, infl, params = tk
+        return (scaled_gram(infl, v.data, c, name), kern,
+                f"marginalized: {c:.4g} x {infl.describe()}", params)
+
+    def prepare(self, tuning: str) -> Prepared:
+        est = self.estimator
+        cgx, kx, note_x, px = self._gram(self.x, "x")
+        cgy, ky, note_y, py = self._gram(self.y, "y")
+        pg = _orient(cgx.Kc, cgy.Kc)
+        prep = prepare_rule(est, tuning, lambda: symmetric_cose_gram(pg.Kc, pg.Lc),
+                            transformed=bool(note_x or note_y))
+        rule, unbiased = prep.rule, self.unbiased
+        params = {role: reportable(p) for role, p in (("x", px), ("y", py)) if p}
+        if prep.params:
+            params["pooled"] = reportable(prep.params)
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:
+            with numba_threads(n_jobs):
+                return hsic_values(pg, perms, rule, unbiased, n_jobs)
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            ident = identity(self.n)
+            if isinstance(rule, General):
+                vals, ps = hsic_general(pg, ident, rule, n_jobs, unbiased)
+                return vals, ({} if prep.tuning == "pooled" else {"observed": ps[0]})
+            vals = values(ident, n_jobs)
+            if rule.fixed is not None:
+                return vals, {}
+            return vals, {"observed": est.weights(pg.Kc * pg.Lc)[1]}
+
+        kernels = {"x": kx, "y": ky}
+        return Prepared(
+            values=values, observed=observed,
+            gamma=lambda t: hsic_gamma(pg.Kc, pg.Lc, t),
+            prep=prep, kernels=kernels, kernel_notes={"x": note_x, "y": note_y},
+            params=params,
+            what=(f"{self.statistic_name()} with {kx.phrase()} on x and {ky.phrase()} on y"))
 
 
-def _observed(spec: _Spec, prepared: _Prepared, n_jobs: int | None
-              ) -> tuple[Any, dict[str, Any]]:
-    pg, rule = prepared.pg, prepared.prep.rule
-    with numba_threads(n_jobs):
-        vals = hsic_values(pg, identity(spec.n), rule, spec.unbiased, n_jobs)
-    params: dict[str, Any] = {}
-    if prepared.prep.tuning == "permutation" and not (isinstance(rule, Uniform)
-                                                      and rule.fixed is not None):
-        params = spec.estimator.weights(pg.Kc * pg.Lc)[1]
-    return vals, params
+def _variable_iv(data: Any, kernel: Any, bandwidth: Any, name: str) -> _Variable:
+    kern = resolve_kernel(kernel, bandwidth, name=f"kernel_{name}",
+                          bandwidth_name=f"bandwidth_{name}")
+    if isinstance(kern, Precomputed):
+        K = as_sample(data, name, min_size=2)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
+                             f"symmetric Gram matrix; got shape {K.shape}.")
+        K = check_symmetric(K, f"with kernel_{name}='precomputed', `{name}`")
+        return _Variable(kern, None, K)
+    return _Variable(kern, as_sample(data, name), None)
+
+
+def _independence_iv(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any,
+                     bandwidth_y: Any, estimator: Any, statistic: str) -> _Independence:
+    unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
+    est = resolve_estimator(estimator)
+    est.rule()  # raises for estimators that cannot run inside a test
+    vx = _variable_iv(x, kernel_x, bandwidth_x, "x")
+    vy = _variable_iv(y, kernel_y, bandwidth_y, "y")
+    nx = (vx.K if vx.data is None else vx.data).shape[0]  # type: ignore[union-attr]
+    ny = (vy.K if vy.data is None else vy.data).shape[0]  # type: ignore[union-attr]
+    if nx != ny:
+        raise ValueError("`x` and `y` must have the same number of observations (paired "
+                         f"data); got {nx} and {ny}.")
+    if unbiased and nx < 5:
+        raise ValueError(f"statistic='unbiased' needs at least 5 observations; got {nx}.")
+    for v, name in ((vx, "x"), (vy, "y")):
+        if v.data is None:
+            try:
+                est.transform_kernel(v.kernel, None)
+            except ValueError as exc:
+                raise ValueError(str(exc).replace("kernel='precomputed'",
+                                                  f"kernel_{name}='precomputed'")) from None
+    return _Independence(vx, vy, est, unbiased, nx)
 
 
 def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
@@ -204,14 +225,15 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     >>> print(f"{hsic(x, x, kernel_x='linear', kernel_y='linear'):.4f}")
     1.5625
     """
-    tuning = check_choice(tuning, "tuning", ("permutation", "pooled"))
-    spec = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
-                            statistic)
-    _check_memory(spec, None)
-    prepared = _prepare(spec, tuning)
-    vals, _ = _observed(spec, prepared, None)
-    value = float(vals.stat[0])
-    _resampling.check_finite_statistic(value, None, "the HSIC statistic")
+    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
+                               statistic)
+    from ._guards import check_memory
+
+    check_memory(*problem.memory(GammaMethod(), tuning))
+    prepared = problem.prepare(tuning)
+    value = float(prepared.observed(None)[0].stat[0])
+    _resampling.check_finite_statistic(value, None, prepared.what)
     return value
 
 
@@ -225,12 +247,13 @@ def independence_test(
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["biased", "unbiased"] = "biased",
-    method: Literal["permutation", "gamma"] = "permutation",
+    method: Literal["permutation", "gamma"] | NullMethod = "permutation",
     tuning: Literal["permutation", "pooled"] = "permutation",
-    n_resamples: int = _resampling.DEFAULT_N_RESAMPLES,
+    n_resamples: int | None = None,
     rng: SeedLike = None,
     batch: int | None = None,
     n_jobs: int | None = None,
+    progress: bool | None = None,
     data_name: str | None = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
@@ -256,12 +279,15 @@ def independence_test(
         Estimator of the cross-covariance embedding; ``"kme"`` (default) gives
         the classical HSIC.
     statistic : {"biased", "unbiased"}
-        ``"biased"`` (default): the V-statistic ``HSIC_b = tr(HKH HLH) / n^2``;
-        ``"unbiased"``: ``HSIC_u`` of Song et al. (2012) (KME and the
-        marginalized estimators, n >= 5).
-    method : {"permutation", "gamma"}
+        ``"biased"`` (default): the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
+        the KME; ``"unbiased"``: the U-form, ``HSIC_u`` of Song et al. (2012)
+        for the KME and its generalisation to weighted embeddings (diagonal
+        terms dropped; ``c^2 HSIC_u`` for uniform weights ``c/n``), n >= 5.
+        See :doc:`/estimators_in_tests`.
+    method : {"permutation", "gamma"} or PermutationMethod or GammaMethod
         Null distribution: permutations (default, exact level) or the gamma
-        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate).
+        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate);
+        an object configures it (:mod:`kmtests.null`).
     tuning : {"permutation", "pooled"}
         How data-driven estimator parameters enter the permutation test:
         re-tuned on every permuted data set (``"permutation"``, default), or
@@ -271,7 +297,7 @@ def independence_test(
         estimators tune their corruption variance on each variable, which is
         permutation-invariant, so both settings give the same test. See
         :doc:`/estimators_in_tests`.
-    n_resamples : int
+    n_resamples : int, optional
         Number of random permutations (default 9999); when ``n!`` is not
         larger, all permutations are enumerated (exact p-value).
     rng : None, int, SeedSequence or Generator
@@ -280,12 +306,16 @@ def independence_test(
     batch : int, optional
         Permutations processed per step (memory ``O(n^2 + batch n)``).
     n_jobs : int, optional
-        Threads for the permutation loops (None or -1: all CPUs, or 1 to the
-        number of CPUs): the numba loop of the KME and uniform estimators and
-        the thread pool (one BLAS thread each) of estimators evaluated
-        permutation by permutation. Results do not depend on `n_jobs`.
+        Threads (None or -1: all CPUs, or 1 to the number of CPUs): the
+        numba loop of the KME and uniform estimators, or the thread pool (one
+        BLAS thread each) of estimators evaluated permutation by permutation.
+        Results do not depend on `n_jobs`.
+    progress : bool, optional
+        Show a progress bar (needs tqdm). None (default): only when the
+        null distribution is expected to take more than a few seconds.
     data_name : str, optional
-        Name of the data for the report (default ``"x and y"``).
+        Name of the data for the report. Default: ``"x and y"``, or the
+        names of pandas Series / the columns of pandas DataFrames.
 
     Returns
     -------
@@ -341,77 +371,12 @@ def independence_test(
     >>> print(f"HSIC_b = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     HSIC_b = 0.0279, p = 0.0010
     """
-    opts = check_options(method, tuning, n_resamples, batch, n_jobs, rng)
-    spec = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
-                            statistic)
-    est = spec.estimator
-    n = spec.n
-    if opts.method == "gamma":
-        rule = est.rule()
-        if spec.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
-            raise ValueError("method='gamma' approximates the null of HSIC_b with the KME; use "
-                             "statistic='biased', estimator='kme', or method='permutation'.")
-        if n < 6:
-            raise ValueError(f"method='gamma' needs at least 6 observations; got {n}.")
-    _check_memory(spec, opts)
-    prepared = _prepare(spec, opts.tuning)
-    rule = prepared.prep.rule
-    observed, obs_params = timed_observed(lambda: _observed(spec, prepared, opts.n_jobs), rule,
-                                          opts.n_resamples, opts.n_jobs)
-    t_obs = float(observed.stat[0])
-    stat_name = statistic_name("HSIC_u" if spec.unbiased else "HSIC_b", est)
-    what = (f"{stat_name} with {prepared.kernels['x'].phrase()} on x and "
-            f"{prepared.kernels['y'].phrase()} on y")
-    common = _common_fields(spec, prepared, t_obs, stat_name, obs_params, opts.seed,
-                            data_name)
-    pg = prepared.pg
-    if opts.method == "gamma":
-        _resampling.check_finite_statistic(t_obs, None, what)
-        pval, details = hsic_gamma(pg.Kc, pg.Lc, t_obs)
-        return IndependenceResult(pvalue=pval, null_distribution=None, method="gamma",
-                                  exact=False, n_resamples=None, count=None, details=details,
-                                  **common)
-    plan = _resampling.plan_independence(n, opts.n_resamples, opts.batch)
-    with numba_threads(opts.n_jobs):
-        null, pval, count = run_permutation(
-            plan, opts, n, "perm",
-            lambda perms: hsic_values(pg, perms, rule, spec.unbiased, opts.n_jobs),
-            observed, 0, what)
-    return IndependenceResult(pvalue=pval, null_distribution=null, method="permutation",
-                              exact=plan.exact, n_resamples=plan.n_resamples, count=count,
-                              **common)
-
-
-def _common_fields(spec: _Spec, prepared: _Prepared, observed: float, stat_name: str,
-                   obs_params: dict[str, Any], seed: int | None,
-                   data_name: str | None) -> dict[str, Any]:
-    est = spec.estimator
-    prep = prepared.prep
-    params: dict[str, Any] = {}
-    for role in ("x", "y"):
-        params.update(scalar_params(prepared.transform_params[role], f" ({role})"))
-    if prep.params:
-        params.update(scalar_params(prep.params, " (pooled)"))
-    if obs_params:
-        params.update(scalar_params(obs_params, " (observed)"))
-    if prep.note:
-        params["note"] = prep.note
-
-    def bw(k: Kernel) -> Any:
-        b = getattr(k, "bandwidth", None)
-        return b.tolist() if isinstance(b, np.ndarray) else b
-
-    kernels = prepared.kernels
-    return dict(
-        statistic=observed,
-        statistic_name=stat_name,
-        estimator=est.name,
-        estimator_params={"label": est.label, **estimator_config(est), **params},
-        tuning=prep.tuning,
-        kernels={r: k.describe() + (f"; {prepared.notes[r]}" if prepared.notes.get(r) else "")
-                 for r, k in kernels.items()},
-        bandwidths={r: bw(k) for r, k in kernels.items()},
-        sizes={"n": spec.n},
-        seed=seed,
-        data_name=data_name or "x and y",
-    )
+    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
+                          progress=progress)
+    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
+                               statistic)
+    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
+    res = run_test(problem, meth, tuning, name)
+    assert isinstance(res, IndependenceResult)
+    return res

@@ -3,7 +3,14 @@
 Frozen dataclasses with the scipy attribute names (``statistic``, ``pvalue``,
 ``null_distribution``) and statsmodels-style methods (``summary()``,
 ``summary_frame()``, ``conf_int()``). ``print(result)`` gives an R
-``htest``-style block.
+``htest``-style block. ``statistic, pvalue = result`` unpacks as scipy's
+results do.
+
+The result keeps the objects that produced it — the null method
+(:mod:`kmtests.null`), the estimator, the fitted kernels — and the estimator's
+data-driven parameters structured by role (``params["x"]``, ``params["pooled"]``
+...). Everything that depends on how the null distribution was obtained
+(method line, Monte Carlo interval, notes) is asked of the method object.
 """
 
 from __future__ import annotations
@@ -11,14 +18,18 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    import pandas as pd
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
 from ._summary import Summary, format_number, format_pvalue, info_table, result_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .estimators import KernelMeanEstimator
+    from .kernels import Kernel
+    from .null import NullMethod
 
 __all__ = ["IndependenceResult", "KernelTestResult", "TwoSampleResult"]
 
@@ -36,25 +47,28 @@ class KernelTestResult:
     null_distribution : ndarray or None
         The permutation statistics (all arrangements when `exact`); None for
         the gamma approximation.
-    method : {'permutation', 'gamma'}
-        How the null distribution was obtained.
+    method : PermutationMethod or GammaMethod
+        How the null distribution was obtained (:mod:`kmtests.null`).
     exact : bool
         True when every arrangement was enumerated (exact p-value).
     n_resamples : int or None
-        Number of null statistics computed (None for 'gamma').
+        Number of null statistics computed (None for the gamma approximation).
     count : int or None
         Number of null statistics ``>= statistic`` (up to rounding).
     statistic_name : str
-        e.g. ``'MMD^2_u'`` or ``'HSIC_b'``.
-    estimator : str
-        Registry name of the kernel mean estimator.
-    estimator_params : dict
-        The estimator's configuration and, for data-driven estimators, the
-        parameters it chose on the observed data.
-    kernels : dict
-        Description of the fitted kernel(s), by role.
-    bandwidths : dict
-        Bandwidth(s) used, by role (None for kernels without one).
+        e.g. ``'MMD^2_u'``, ``'HSIC_b[fkmse]'``.
+    estimator : KernelMeanEstimator
+        The kernel mean estimator (its configuration; ``estimator.name`` is
+        the registry name).
+    params : dict of dict
+        The estimator's data-driven parameters by role: ``"x"`` and ``"y"``
+        (chosen on each observed sample, two-sample test), ``"observed"``
+        (chosen on the observed cross-covariance, independence test),
+        ``"pooled"`` (tuned once on a permutation-invariant function of the
+        data and held fixed), or ``"x"``/``"y"``/``"pooled"`` for the
+        marginalized estimators' corruption variances.
+    kernels : dict of Kernel
+        The fitted kernels by role (``"kernel"``, or ``"x"`` and ``"y"``).
     sizes : dict
         Sample sizes.
     seed : int or None
@@ -64,26 +78,34 @@ class KernelTestResult:
     data_name : str
         Names of the data, as in R's ``data:`` line.
     details : dict
-        Extra method details (gamma shape/scale and null moments).
+        Extra method details (gamma shape/scale, null and exact permutation
+        moments).
+    notes : tuple of str
+        Notes about this result (fallbacks taken, optimisers that did not
+        converge, a negative unbiased statistic ...).
+    kernel_notes : dict of str
+        How a kernel was transformed by the estimator (marginalized
+        estimators), by role.
     """
 
     statistic: float
     pvalue: float
     null_distribution: np.ndarray | None
-    method: str
+    method: NullMethod
     exact: bool
     n_resamples: int | None
     count: int | None
     statistic_name: str
-    estimator: str
-    estimator_params: dict[str, Any]
-    kernels: dict[str, str]
-    bandwidths: dict[str, Any]
-    sizes: dict[str, int]
+    estimator: KernelMeanEstimator
+    params: Mapping[str, Mapping[str, Any]]
+    kernels: Mapping[str, Kernel]
+    sizes: Mapping[str, int]
     seed: int | None = None
     tuning: str = "permutation"
     data_name: str = "x and y"
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    kernel_notes: Mapping[str, str] = field(default_factory=dict)
 
     title: ClassVar[str] = "Kernel test"
     alternative_text: ClassVar[str] = ""
@@ -92,7 +114,22 @@ class KernelTestResult:
         if self.null_distribution is not None:
             self.null_distribution.setflags(write=False)
 
-    # -- p-value uncertainty -------------------------------------------------
+    # -- scipy-style unpacking ----------------------------------------------------------------
+    def __iter__(self) -> Iterator[float]:
+        """``statistic, pvalue = result``, as with scipy's test results."""
+        return iter((self.statistic, self.pvalue))
+
+    # -- conveniences -------------------------------------------------------------------------
+    @property
+    def bandwidths(self) -> dict[str, Any]:
+        """The bandwidth of each kernel by role (None for kernels without one)."""
+        out: dict[str, Any] = {}
+        for role, k in self.kernels.items():
+            b = getattr(k, "bandwidth", None)
+            out[role] = b.tolist() if isinstance(b, np.ndarray) else b
+        return out
+
+    # -- p-value uncertainty -----------------------------------------------------------------
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
         """Monte Carlo confidence interval of the p-value.
 
@@ -106,33 +143,27 @@ class KernelTestResult:
         -------
         ndarray, shape (2,)
             ``[lower, upper]``.
+
+        Raises
+        ------
+        NotImplementedError
+            For a method without Monte Carlo error (the gamma approximation).
         """
         if not 0 < alpha < 1:
             raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
-        if self.method != "permutation":
-            raise NotImplementedError("a Monte Carlo interval exists only for permutation "
-                                      "p-values; the gamma p-value is deterministic.")
-        if self.exact:
-            return np.array([self.pvalue, self.pvalue])
-        from statsmodels.stats.proportion import proportion_confint
+        ci = self.method.conf_int(self, alpha)
+        if ci is None:
+            raise NotImplementedError(f"a Monte Carlo interval exists only for permutation "
+                                      f"p-values; the {self.method.name} p-value has no "
+                                      "Monte Carlo error.")
+        return ci
 
-        lo, hi = proportion_confint(self.count, self.n_resamples, alpha=alpha, method="beta")
-        return np.array([float(lo), float(hi)])
-
-    # -- text ------------------------------------------------------------------
+    # -- text ---------------------------------------------------------------------------------
     @property
     def method_line(self) -> str:
-        est = self.estimator_params.get("label", self.estimator)
-        base = f"{self.title}, {est} estimator"
-        if self.method == "gamma":
-            return f"{base}, gamma approximation to the null (approximate p-value)"
-        if self.exact:
-            return f"{base}, exact permutation p-value (all {self.n_resamples} arrangements)"
-        return (f"{base}, permutation p-value (based on {self.n_resamples} "
-                "random permutations)")
+        return f"{self.title}, {self.estimator.label} estimator, {self.method.describe(self)}"
 
     def __str__(self) -> str:
-        floor = None if self.exact or self.method != "permutation" else 1 / (self.n_resamples + 1)
         lines = [
             "",
             textwrap.fill(self.method_line, width=76, initial_indent="\t",
@@ -140,47 +171,46 @@ class KernelTestResult:
             "",
             f"data:  {self.data_name}",
             f"{self.statistic_name} = {format_number(self.statistic)}, "
-            f"p-value = {format_pvalue(self.pvalue, floor=floor)}",
+            f"p-value {format_pvalue(self.pvalue, floor=self.method.pvalue_floor(self))}",
             f"alternative hypothesis: {self.alternative_text}",
         ]
-        if self.method == "permutation" and not self.exact:
-            lo, hi = self.conf_int()
+        ci = self.method.conf_int(self, 0.05)
+        if ci is not None and not self.exact:
             lines.append(f"95 percent Monte Carlo interval of the p-value: "
-                         f"[{format_pvalue(lo)}, {format_pvalue(hi)}]")
-        if self.method == "gamma":
-            lines.append("note: approximate p-value; anti-conservative for small samples")
+                         f"[{format_pvalue(ci[0], sign=False)}, "
+                         f"{format_pvalue(ci[1], sign=False)}]")
+        for note in self.notes:
+            lines.append(textwrap.fill(f"note: {note}", width=78, subsequent_indent="      "))
+        if self.method.name == "gamma":
+            lines.append("note: approximate p-value (gamma approximation to the null)")
         lines.append("")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(statistic={self.statistic!r}, pvalue={self.pvalue!r}, "
-                f"method={self.method!r}, estimator={self.estimator!r})")
+                f"method={self.method.name!r}, estimator={self.estimator.name!r})")
+
+    def _param_rows(self) -> list[tuple[str, str]]:
+        rows = []
+        for role, params in self.params.items():
+            for k, v in params.items():
+                rows.append((f"{k} ({role})", _format_value(v)))
+        return rows
 
     def _info_rows(self) -> list[tuple[str, str]]:
-        rows: list[tuple[str, str]] = [("Estimator", self.estimator)]
-        for k, v in self.estimator_params.items():
-            if k in ("label",):
-                continue
-            rows.append((k, format_number(v) if isinstance(v, float) else str(v)))
-        for role, desc in self.kernels.items():
+        rows: list[tuple[str, str]] = [("Estimator", self.estimator.name)]
+        rows += self._param_rows()
+        for role, kern in self.kernels.items():
             rows.append(("Kernel" if role == "kernel" else f"Kernel ({role})",
-                         desc.split(" (")[0]))
+                         kern.describe().split(" (")[0]))
             bw = self.bandwidths.get(role)
             if bw is not None:
-                if isinstance(bw, (list, tuple, np.ndarray)):
-                    bw_s = "[" + ", ".join(format_number(float(b)) for b in bw) + "]"
-                else:
-                    bw_s = format_number(float(bw))
-                rows.append(("Bandwidth" if role == "kernel" else f"Bandwidth ({role})", bw_s))
+                rows.append(("Bandwidth" if role == "kernel" else f"Bandwidth ({role})",
+                             _format_value(bw)))
         for k, v in self.sizes.items():
             rows.append((k, str(v)))
-        null = {"permutation": "exact permutation" if self.exact else "permutation",
-                "gamma": "gamma (approx.)"}[self.method]
-        rows.append(("Null", null))
-        if self.n_resamples is not None:
-            rows.append(("Resamples", str(self.n_resamples)))
-        rows.append(("Seed", "-" if self.seed is None else str(self.seed)))
-        if self.estimator != "kme":
+        rows += self.method.info_rows(self)
+        if self.estimator.name != "kme":
             rows.append(("Tuning", self.tuning))
         return rows
 
@@ -193,27 +223,21 @@ class KernelTestResult:
             Level of the Monte Carlo interval of the p-value.
         """
         tables = [info_table(self._info_rows(), self.title)]
-        lo_h, hi_h = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
-        if self.method == "permutation":
-            lo, hi = self.conf_int(alpha)
-            vals = [format_number(self.statistic), format_pvalue(self.pvalue),
-                    format_pvalue(lo), format_pvalue(hi)]
-            tables.append(result_table(self.statistic_name, ["statistic", "p-value", lo_h, hi_h],
-                                       vals))
+        ci = self.method.conf_int(self, alpha)
+        if ci is not None:
+            conf = 100 * (1 - alpha)
+            tables.append(result_table(
+                self.statistic_name,
+                ["statistic", "p-value", f"p {conf:g}% MC low", f"p {conf:g}% MC high"],
+                [format_number(self.statistic), format_pvalue(self.pvalue, sign=False),
+                 format_pvalue(ci[0], sign=False), format_pvalue(ci[1], sign=False)]))
         else:
             tables.append(result_table(self.statistic_name, ["statistic", "p-value"],
                                        [format_number(self.statistic),
-                                        format_pvalue(self.pvalue)]))
+                                        format_pvalue(self.pvalue, sign=False)]))
         notes = [f"Alternative hypothesis: {self.alternative_text}."]
-        if self.method == "permutation" and not self.exact:
-            notes.append(f"p-value = (1 + #{{T_b >= T}}) / (1 + B); the interval is the "
-                         f"Clopper-Pearson {100 * (1 - alpha):g}% interval of the exact "
-                         "permutation p-value.")
-        elif self.method == "permutation":
-            notes.append("Exact p-value: every arrangement of the data was enumerated.")
-        else:
-            notes.append("Gamma approximation to the null distribution: approximate, "
-                         "anti-conservative for small samples (see the documentation).")
+        notes += self.method.notes(self, alpha)
+        notes += [n[0].upper() + n[1:] if n else n for n in self.notes]
         return Summary(tables, notes)
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
@@ -221,40 +245,82 @@ class KernelTestResult:
         import pandas as pd
 
         row: dict[str, Any] = {"statistic": self.statistic, "pvalue": self.pvalue}
-        if self.method == "permutation":
-            lo, hi = self.conf_int(alpha)
-        else:
-            lo = hi = np.nan
-        row.update(pvalue_lower=lo, pvalue_upper=hi, method=self.method, exact=self.exact,
-                   n_resamples=self.n_resamples, estimator=self.estimator)
+        ci = self.method.conf_int(self, alpha)
+        lo, hi = (np.nan, np.nan) if ci is None else (ci[0], ci[1])
+        row.update(pvalue_lower=lo, pvalue_upper=hi, method=self.method.name,
+                   exact=self.exact, n_resamples=self.n_resamples,
+                   estimator=self.estimator.name)
         for role, bw in self.bandwidths.items():
-            row[f"bandwidth_{role}" if role != "kernel" else "bandwidth"] = (
-                bw if not isinstance(bw, (list, np.ndarray)) else list(bw))
+            row[f"bandwidth_{role}" if role != "kernel" else "bandwidth"] = bw
         row.update(self.sizes)
         row["seed"] = self.seed
         return pd.DataFrame([row], index=pd.Index([self.statistic_name], name="statistic_name"))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dict (JSON-serialisable) of the result, without the null sample."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name != "null_distribution"}
-        out["test"] = self.title
-        out["alternative"] = self.alternative_text
-        if self.method == "permutation":
-            out["pvalue_interval_95"] = self.conf_int().tolist()
+        out: dict[str, Any] = {
+            "test": self.title,
+            "statistic": self.statistic,
+            "statistic_name": self.statistic_name,
+            "pvalue": self.pvalue,
+            "alternative": self.alternative_text,
+            "method": {"name": self.method.name,
+                       **{f.name: getattr(self.method, f.name)
+                          for f in dataclasses.fields(self.method) if f.name != "rng"}},
+            "exact": self.exact,
+            "n_resamples": self.n_resamples,
+            "count": self.count,
+            "estimator": {"name": self.estimator.name, "label": self.estimator.label,
+                          "config": _config(self.estimator)},
+            "params": self.params,
+            "tuning": self.tuning,
+            "kernels": {role: k.describe() + (f"; {self.kernel_notes[role]}"
+                                              if self.kernel_notes.get(role) else "")
+                        for role, k in self.kernels.items()},
+            "bandwidths": self.bandwidths,
+            "sizes": self.sizes,
+            "seed": self.seed,
+            "data_name": self.data_name,
+            "details": self.details,
+            "notes": list(self.notes),
+        }
+        ci = self.method.conf_int(self, 0.05)
+        if ci is not None:
+            out["pvalue_interval_95"] = ci.tolist()
         return _jsonable(out)
 
 
+def _config(est: Any) -> dict[str, Any]:
+    return {k: v for k, v in est.get_params().items() if v is not None}
+
+
+def _format_value(v: Any) -> str:
+    if isinstance(v, (list, tuple, np.ndarray)):
+        vals = list(np.ravel(v))
+        if len(vals) > 4:
+            return f"[{format_number(float(vals[0]))}, ... ({len(vals)} values)]"
+        return "[" + ", ".join(format_number(float(u)) for u in vals) + "]"
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (float, np.floating)):
+        return format_number(float(v))
+    return str(v)
+
+
 def _jsonable(v: Any) -> Any:
-    if isinstance(v, dict):
+    if isinstance(v, Mapping):
         return {str(k): _jsonable(u) for k, u in v.items()}
     if isinstance(v, (list, tuple)):
         return [_jsonable(u) for u in v]
     if isinstance(v, np.ndarray):
-        return v.tolist()
+        return _jsonable(v.tolist())
     if isinstance(v, np.generic):
-        return v.item()
-    return v
+        return _jsonable(v.item())
+    if isinstance(v, float) and not np.isfinite(v):
+        return None  # JSON has no NaN/inf
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return repr(v)
 
 
 @dataclass(frozen=True, repr=False, eq=False)

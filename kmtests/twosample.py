@@ -2,35 +2,36 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _resampling
-from ._driver import (Options, PreparedRule, check_options, estimator_config, identity,
-                      prepare_rule, run_permutation, scalar_params, scaled_gram,
-                      statistic_name, timed_observed)
+from ._driver import (Prepared, data_label, identity, prepare_rule, reportable, run_test,
+                      scaled_gram, statistic_name)
 from ._gamma import mmd_gamma
 from ._gram import CentredGram, check_symmetric
-from ._guards import check_memory, format_bytes
-from .engines import Values
-from .engines.mmd import PooledGram, mmd_general, mmd_values
+from ._guards import format_bytes
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample, check_choice, check_same_dim
+from .engines import Values
+from .engines.mmd import PooledGram, mmd_general, mmd_values
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .estimators._rules import General, Uniform
 from .kernels import Kernel, Precomputed, resolve_kernel
+from .null import GammaMethod, NullMethod, PermutationMethod, resolve_method
 from .results import TwoSampleResult
 
 __all__ = ["mmd", "two_sample_test"]
 
 _STATISTICS = ("unbiased", "biased")
+_TUNINGS = ("permutation", "pooled")
 
 
-@dataclass(frozen=True)
-class _Spec:
-    """The validated inputs of a two-sample test (nothing computed yet)."""
+@dataclass
+class _TwoSample:
+    """A validated two-sample test (a :class:`kmtests._driver.Problem`)."""
 
     kernel: Kernel
     estimator: KernelMeanEstimator
@@ -39,29 +40,91 @@ class _Spec:
     K: np.ndarray | None          # the precomputed pooled Gram matrix
     n_x: int
     n_y: int
+    kind: str = "split"
+    result_class: type[TwoSampleResult] = TwoSampleResult
+    sizes: dict[str, int] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.sizes = {"n_x": self.n_x, "n_y": self.n_y}
 
-@dataclass(frozen=True)
-class _Prepared:
-    pg: PooledGram
-    kernel: Kernel
-    prep: PreparedRule
-    kernel_note: str
-    transform_params: dict[str, Any]
+    @property
+    def n(self) -> int:
+        return self.n_x + self.n_y
+
+    def statistic_name(self) -> str:
+        return statistic_name("MMD^2_u" if self.unbiased else "MMD^2_b", self.estimator)
+
+    def memory(self, method: NullMethod, tuning: str) -> tuple[float, str, str]:
+        n = self.n
+        need = 8.0 * n * n + 8.0 * n * (2 * 256 + 2 * 128)
+        if isinstance(method, PermutationMethod):
+            need += 16.0 * method.n_resamples + 8.0 * n * (method.batch or 1)
+        if tuning == "pooled" and not isinstance(self.estimator.rule(), Uniform):
+            need += 3 * 8.0 * n * n  # the uncentred pooled Gram matrix and its eigenvectors
+        return (need, f"the {n} x {n} pooled Gram matrix takes {format_bytes(8.0 * n * n)}",
+                "Test a random subsample of each sample, or use a machine with more memory.")
+
+    def check_gamma(self) -> None:
+        rule = self.estimator.rule()
+        if self.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
+            raise ValueError("method='gamma' approximates the null of the biased KME "
+                             "statistic; use statistic='biased' with estimator='kme', or "
+                             "method='permutation'.")
+
+    def plan(self, method: PermutationMethod) -> _resampling.PermutationPlan:
+        return _resampling.plan_two_sample(self.n_x, self.n_y, method.n_resamples,
+                                           method.batch)
+
+    def prepare(self, tuning: str) -> Prepared:
+        est, kern = self.estimator, self.kernel
+        note, tparams = "", {}
+        if self.z is None:
+            cg: CentredGram = kern.centred_gram(self.K, name="x")
+        else:
+            kern = kern.fitted_to(self.z, name="the pooled sample")
+            tk = est.transform_kernel(kern, self.z)
+            if tk is None:
+                cg = kern.centred_gram(self.z, name="the pooled sample")
+            else:
+                c, infl, tparams = tk
+                cg = scaled_gram(infl, self.z, c, "the pooled sample")
+                note = f"marginalized: {c:.4g} x {infl.describe()}"
+        prep = prepare_rule(est, tuning, cg.full, transformed=bool(note))
+        pg = PooledGram(cg)
+        rule, n_x, unbiased = prep.rule, self.n_x, self.unbiased
+        params = {}
+        if tparams or prep.params:
+            params["pooled"] = reportable({**tparams, **prep.params})
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            ident = identity(self.n)
+            if isinstance(rule, General):
+                vals, ps = mmd_general(pg, ident, n_x, rule, n_jobs, unbiased)
+                if prep.tuning == "pooled":  # the parameters are the pooled ones
+                    return vals, {}
+                return vals, {"x": ps[0]["x"], "y": ps[0]["y"]}
+            vals = mmd_values(pg, ident, n_x, rule, unbiased, n_jobs)
+            if rule.fixed is not None:
+                return vals, {}
+            ix, iy = np.arange(n_x), np.arange(n_x, self.n)
+            return vals, {"x": est.weights(cg.block(ix))[1], "y": est.weights(cg.block(iy))[1]}
+
+        return Prepared(
+            values=lambda perms, n_jobs: mmd_values(pg, perms, n_x, rule, unbiased, n_jobs),
+            observed=observed,
+            gamma=lambda t: mmd_gamma(pg.Kc, n_x, t),
+            prep=prep, kernels={"kernel": kern}, kernel_notes={"kernel": note},
+            params=params, what=f"{self.statistic_name()} with {kern.phrase()}")
 
 
 def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
-                   statistic: str | None) -> _Spec:
+                   statistic: str | None) -> _TwoSample:
     kern = resolve_kernel(kernel, bandwidth)
     est = resolve_estimator(estimator)
     rule = est.rule()  # raises for estimators that cannot run inside a test
     if statistic is None:
         statistic = "unbiased" if isinstance(rule, Uniform) else "biased"
     unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
-    if unbiased and not isinstance(rule, Uniform):
-        raise ValueError(f"`statistic='unbiased'` is defined only for uniform-weight and "
-                         f"marginalized estimators; use statistic='biased' (V-form) with "
-                         f"{est.name!r}.")
     if isinstance(kern, Precomputed):
         K = as_sample(x, "x", min_size=4)
         if K.shape[0] != K.shape[1]:
@@ -77,58 +140,12 @@ def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
             raise ValueError("with kernel='precomputed', each sample must have at least 2 "
                              f"observations; got {n_x} and {n_y}.")
         est.transform_kernel(kern, None)  # marginalized estimators need the data: raises
-        return _Spec(kern, est, unbiased, None, K, n_x, n_y)
+        return _TwoSample(kern, est, unbiased, None, K, n_x, n_y)
     xa = as_sample(x, "x")
     ya = as_sample(y, "y")
     check_same_dim(xa, ya)
-    return _Spec(kern, est, unbiased, np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0])
-
-
-def _check_memory(spec: _Spec, opts: Options | None) -> None:
-    n = spec.n_x + spec.n_y
-    need = 8.0 * n * n + 8.0 * n * (2 * 256 + 2 * 128)
-    if opts is not None:
-        need += 16.0 * opts.n_resamples + 8.0 * n * (opts.batch or 1)
-        if opts.tuning == "pooled" and not isinstance(spec.estimator.rule(), Uniform):
-            need += 3 * 8.0 * n * n  # the uncentred pooled Gram matrix and its eigenvectors
-    check_memory(need, f"the {n} x {n} pooled Gram matrix takes {format_bytes(8.0 * n * n)}",
-                 "Test a random subsample of each sample, or use a machine with more "
-                 "memory.")
-
-
-def _prepare(spec: _Spec, tuning: str) -> _Prepared:
-    est, kern = spec.estimator, spec.kernel
-    note, tparams = "", {}
-    if spec.z is None:
-        cg: CentredGram = kern.centred_gram(spec.K, name="x")
-    else:
-        kern = kern.fitted_to(spec.z, name="the pooled sample")
-        tk = est.transform_kernel(kern, spec.z)
-        if tk is None:
-            cg = kern.centred_gram(spec.z, name="the pooled sample")
-        else:
-            c, infl, tparams = tk
-            cg = scaled_gram(infl, spec.z, c, "the pooled sample")
-            note = f"marginalized: {c:.4g} x {infl.describe()}"
-    prep = prepare_rule(est, tuning, cg.full, transformed=bool(note))
-    return _Prepared(PooledGram(cg), kern, prep, note, tparams)
-
-
-def _observed(spec: _Spec, prepared: _Prepared, unbiased: bool,
-              n_jobs: int | None) -> tuple[Values, dict[str, Any]]:
-    """The observed statistic and the parameters the estimator chose on each sample."""
-    ident = identity(spec.n_x + spec.n_y)
-    rule = prepared.prep.rule
-    if isinstance(rule, General):
-        vals, params = mmd_general(prepared.pg, ident, spec.n_x, rule, n_jobs)
-        return vals, {"x": params[0]["x"], "y": params[0]["y"]}
-    vals = mmd_values(prepared.pg, ident, spec.n_x, rule, unbiased)
-    if rule.fixed is not None:
-        return vals, {}
-    cg = prepared.pg.cg
-    ix, iy = np.arange(spec.n_x), np.arange(spec.n_x, spec.n_x + spec.n_y)
-    return vals, {"x": spec.estimator.weights(cg.block(ix))[1],
-                  "y": spec.estimator.weights(cg.block(iy))[1]}
+    return _TwoSample(kern, est, unbiased, np.vstack([xa, ya]), None, xa.shape[0],
+                      ya.shape[0])
 
 
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
@@ -153,15 +170,14 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    tuning = check_choice(tuning, "tuning", ("permutation", "pooled"))
-    spec = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    _check_memory(spec, None)
-    prepared = _prepare(spec, tuning)
-    vals, _ = _observed(spec, prepared, spec.unbiased, None)
-    value = float(vals.stat[0])
-    from ._resampling import check_finite_statistic
+    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
+    from ._guards import check_memory
 
-    check_finite_statistic(value, None, "the MMD statistic")
+    check_memory(*problem.memory(GammaMethod(), tuning))
+    prepared = problem.prepare(tuning)
+    value = float(prepared.observed(None)[0].stat[0])
+    _resampling.check_finite_statistic(value, None, prepared.what)
     return value
 
 
@@ -173,12 +189,13 @@ def two_sample_test(
     bandwidth: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["unbiased", "biased"] | None = None,
-    method: Literal["permutation", "gamma"] = "permutation",
+    method: Literal["permutation", "gamma"] | NullMethod = "permutation",
     tuning: Literal["permutation", "pooled"] = "permutation",
-    n_resamples: int = _resampling.DEFAULT_N_RESAMPLES,
+    n_resamples: int | None = None,
     rng: SeedLike = None,
     batch: int | None = None,
     n_jobs: int | None = None,
+    progress: bool | None = None,
     data_name: str | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
@@ -209,15 +226,20 @@ def two_sample_test(
         Kernel mean estimator (see :mod:`kmtests.estimators`); ``"kme"`` is
         the empirical mean (classical MMD).
     statistic : {"unbiased", "biased"}, optional
-        ``"unbiased"``: ``MMD^2_u``, within-sample diagonals excluded (default
-        for the KME, the uniform shrinkage and the marginalized estimators);
-        ``"biased"``: the V-statistic ``||mu_x - mu_y||^2`` of the estimated
-        embeddings (default for the spectral estimators, the only choice
-        there).
-    method : {"permutation", "gamma"}
+        ``"unbiased"``: the U-form, within-sample diagonal terms dropped
+        (``MMD^2_u`` for the KME; default for the KME, the uniform shrinkage
+        and the marginalized estimators); ``"biased"``: the V-form
+        ``||mu_x - mu_y||^2`` of the estimated embeddings (default for the
+        estimators with per-sample weights, e.g. the spectral ones). Both
+        forms exist for every estimator, so a shrunk statistic can be
+        compared with the KME statistic of the same form; see
+        :doc:`/estimators_in_tests`.
+    method : {"permutation", "gamma"} or PermutationMethod or GammaMethod
         Null distribution: permutations (default; exact level) or the gamma
-        approximation of Gretton et al. (2009) for the biased statistic
-        (approximate).
+        approximation of Gretton et al. (2009) for the biased KME statistic
+        (approximate); an object configures it (:mod:`kmtests.null`), in
+        which case `n_resamples`, `batch`, `rng` and `progress` are given
+        there instead.
     tuning : {"permutation", "pooled"}
         How data-driven estimator parameters enter the permutation test:
         re-tuned on every permuted data set (``"permutation"``, default), or
@@ -227,7 +249,7 @@ def two_sample_test(
         estimators tune their corruption variance on the pooled sample, which is
         permutation-invariant, so both settings give the same test. See
         :doc:`/estimators_in_tests`.
-    n_resamples : int
+    n_resamples : int, optional
         Number of random permutations (default 9999). When the number of
         distinct splits ``C(n_x + n_y, n_x)`` is not larger, all splits are
         enumerated and the p-value is exact.
@@ -238,13 +260,17 @@ def two_sample_test(
         Permutations processed per step; memory is ``O(N^2 + batch N)``.
         Default: as many as fit in about 16 MB.
     n_jobs : int, optional
-        Threads for estimators evaluated permutation by permutation (a
-        thread pool, one BLAS thread each; None: all CPUs, -1: all CPUs, or
-        1 to the number of CPUs). The block sums of the KME and the uniform
-        shrinkage estimators run in BLAS, whose threads are set by the BLAS
-        library's environment variables. Results do not depend on `n_jobs`.
+        Threads: -1 or 1 to the number of CPUs (None: the default, all CPUs
+        for large problems). The same meaning in both tests: the BLAS threads
+        of the block sums (KME, uniform shrinkage), or the workers of the
+        thread pool that evaluates per-sample weights (one BLAS thread
+        each). Results do not depend on `n_jobs`.
+    progress : bool, optional
+        Show a progress bar (needs tqdm). None (default): only when the
+        null distribution is expected to take more than a few seconds.
     data_name : str, optional
-        Name of the data for the report (default ``"x and y"``).
+        Name of the data for the report. Default: ``"x and y"``, or the
+        names of pandas Series / the columns of pandas DataFrames.
 
     Returns
     -------
@@ -308,72 +334,11 @@ def two_sample_test(
     >>> print(f"MMD^2_u = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     MMD^2_u = 0.1042, p = 0.0010
     """
-    opts = check_options(method, tuning, n_resamples, batch, n_jobs, rng)
-    spec = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    est = spec.estimator
-    if opts.method == "gamma":
-        rule = est.rule()
-        if spec.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
-            raise ValueError("method='gamma' approximates the null of the biased KME statistic; "
-                             "use statistic='biased' with estimator='kme', or "
-                             "method='permutation'.")
-    _check_memory(spec, opts)
-    prepared = _prepare(spec, opts.tuning)
-    rule = prepared.prep.rule
-    n_x, n_y = spec.n_x, spec.n_y
-    observed, obs_params = timed_observed(
-        lambda: _observed(spec, prepared, spec.unbiased, opts.n_jobs), rule,
-        opts.n_resamples, opts.n_jobs)
-    stat_name = statistic_name("MMD^2_u" if spec.unbiased else "MMD^2_b", est)
-    what = f"{stat_name} with {prepared.kernel.phrase()}"
-    t_obs = float(observed.stat[0])
-    common = _common_fields(spec, prepared, t_obs, stat_name, obs_params, opts.seed,
-                            data_name)
-    if opts.method == "gamma":
-        _resampling.check_finite_statistic(t_obs, None, what)
-        pval, details = mmd_gamma(prepared.pg.Kc, n_x, t_obs)
-        return TwoSampleResult(pvalue=pval, null_distribution=None, method="gamma", exact=False,
-                               n_resamples=None, count=None, details=details, **common)
-    plan = _resampling.plan_two_sample(n_x, n_y, opts.n_resamples, opts.batch)
-    null, pval, count = run_permutation(
-        plan, opts, n_x + n_y, "split",
-        lambda perms: mmd_values(prepared.pg, perms, n_x, rule, spec.unbiased, opts.n_jobs),
-        observed, n_x, what)
-    return TwoSampleResult(pvalue=pval, null_distribution=null, method="permutation",
-                           exact=plan.exact, n_resamples=plan.n_resamples, count=count,
-                           **common)
-
-
-def _common_fields(spec: _Spec, prepared: _Prepared, observed: float, stat_name: str,
-                   obs_params: dict[str, Any], seed: int | None,
-                   data_name: str | None) -> dict[str, Any]:
-    est = spec.estimator
-    prep = prepared.prep
-    params: dict[str, Any] = {}
-    if prepared.transform_params:
-        params.update(scalar_params(prepared.transform_params, ""))
-    if prep.params:
-        params.update(scalar_params(prep.params, " (pooled)"))
-    for role in ("x", "y"):
-        if role in obs_params:
-            params.update(scalar_params(obs_params[role], f" ({role})"))
-    if prep.note:
-        params["note"] = prep.note
-    est_params = {"label": est.label, **estimator_config(est), **params}
-    kern = prepared.kernel
-    bw = getattr(kern, "bandwidth", None)
-    if isinstance(bw, np.ndarray):
-        bw = bw.tolist()
-    kdesc = kern.describe() + (f"; {prepared.kernel_note}" if prepared.kernel_note else "")
-    return dict(
-        statistic=observed,
-        statistic_name=stat_name,
-        estimator=est.name,
-        estimator_params=est_params,
-        tuning=prep.tuning,
-        kernels={"kernel": kdesc},
-        bandwidths={"kernel": bw},
-        sizes={"n_x": spec.n_x, "n_y": spec.n_y},
-        seed=seed,
-        data_name=data_name or "x and y",
-    )
+    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
+                          progress=progress)
+    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
+    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
+    res = run_test(problem, meth, tuning, name)
+    assert isinstance(res, TwoSampleResult)
+    return res

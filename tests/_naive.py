@@ -65,3 +65,40 @@ def hsic_u(x, y, kx, ky):
 def median_bw(z):
     d = [float(np.sum((z[i] - z[j]) ** 2)) for i in range(len(z)) for j in range(i + 1, len(z))]
     return math.sqrt(float(np.median(d)))
+
+
+def weighted_mmd(K, ix, iy, bx, by, unbiased):
+    """MMD^2 of weighted embeddings by explicit sums over the pooled Gram matrix K.
+
+    V-form: sum_ij bx_i bx_j K + sum by by K - 2 sum bx by K. U-form: the
+    within-sample sums over i != j only, each times n/(n-1).
+    """
+    m, n = len(ix), len(iy)
+    wxx = sum(bx[a] * bx[b] * K[ix[a], ix[b]] for a in range(m) for b in range(m)
+              if not unbiased or a != b)
+    wyy = sum(by[a] * by[b] * K[iy[a], iy[b]] for a in range(n) for b in range(n)
+              if not unbiased or a != b)
+    wxy = sum(bx[a] * by[b] * K[ix[a], iy[b]] for a in range(m) for b in range(n))
+    if unbiased:
+        wxx *= m / (m - 1)
+        wyy *= n / (n - 1)
+    return wxx + wyy - 2 * wxy
+
+
+def weighted_hsic(Kc, Lc, beta, unbiased):
+    """beta'(Kc o Lc)beta, or its U-form, by explicit sums (Kc, Lc centred Grams).
+
+    U-form: n/(n-3) (sum_{i != j} b_i b_j G_ij - 2/(n-2) sum_i b_i^2 G_ii)
+            + (sum b)^2 tr(Kc) tr(Lc) / (n (n-1)(n-2)(n-3)).
+    """
+    n = len(beta)
+    G = [[Kc[i][j] * Lc[i][j] for j in range(n)] for i in range(n)]
+    v = sum(beta[i] * beta[j] * G[i][j] for i in range(n) for j in range(n))
+    if not unbiased:
+        return v
+    off = sum(beta[i] * beta[j] * G[i][j] for i in range(n) for j in range(n) if i != j)
+    diag = sum(beta[i] ** 2 * G[i][i] for i in range(n))
+    trk = sum(Kc[i][i] for i in range(n))
+    trl = sum(Lc[i][i] for i in range(n))
+    return (n / (n - 3) * (off - 2 / (n - 2) * diag)
+            + sum(beta) ** 2 * trk * trl / (n * (n - 1) * (n - 2) * (n - 3)))

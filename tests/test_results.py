@@ -33,7 +33,7 @@ def test_summary_text_and_html(res2):
     for key in ("Estimator:", "Kernel:", "Bandwidth:", "n_x:", "n_y:", "Resamples:", "Seed:"):
         assert key in text
     assert f"{res2.bandwidths['kernel']:.4g}" in text
-    assert "[0.025" in text and "0.975]" in text
+    assert "p 95% MC low" in text and "p 95% MC high" in text
     html = s._repr_html_()
     assert html.startswith("<table") and "MMD^2_u" in html
 

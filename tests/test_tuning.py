@@ -62,7 +62,7 @@ def test_pooled_uniform_shrinkage_is_the_kme_test(rng, cls):
     x, y = rng.normal(size=(20, 2)), rng.normal(0.3, size=(25, 2))
     ref = kmtests.two_sample_test(x, y, n_resamples=300, rng=4)
     res = kmtests.two_sample_test(x, y, estimator=cls(), tuning="pooled", n_resamples=300, rng=4)
-    alpha = res.estimator_params["shrinkage (pooled)"]
+    alpha = res.params["pooled"]["shrinkage"]
     assert res.pvalue == ref.pvalue and res.tuning == "pooled"
     assert res.statistic == pytest.approx((1 - alpha) ** 2 * ref.statistic, rel=1e-12)
     hx = kmtests.independence_test(x[:, :1], x[:, 1:] + y[:20, :1], n_resamples=300, rng=4)
@@ -106,7 +106,8 @@ def test_marginalized_mmd_is_kme_with_inflated_bandwidth(rng, cls):
     ref = kmtests.two_sample_test(x, y, kernel=infl, n_resamples=200, rng=3)
     assert res.statistic == pytest.approx(c * ref.statistic, rel=1e-12)
     assert res.pvalue == ref.pvalue
-    assert res.statistic_name == f"MMD^2_u[{cls.name}]" and "marginalized" in res.kernels["kernel"]
+    assert res.statistic_name == f"MMD^2_u[{cls.name}]"
+    assert "marginalized" in res.kernel_notes["kernel"]
     # both tunings are the same test: the corruption is tuned on the pooled sample
     assert kmtests.two_sample_test(x, y, estimator=cls(), tuning="pooled", n_resamples=200,
                                    rng=3).pvalue == res.pvalue
@@ -123,7 +124,7 @@ def test_marginalized_hsic_per_variable(rng):
     ref = kmtests.independence_test(x, y, kernel_x=ix, kernel_y=iy, n_resamples=200, rng=5)
     assert res.statistic == pytest.approx(cx * cy * ref.statistic, rel=1e-11)
     assert res.pvalue == ref.pvalue
-    assert res.estimator_params["sigma2 (x)"] == pytest.approx(float(sx[0]))
+    assert res.params["x"]["sigma2"] == pytest.approx(float(sx[0]))
 
 
 def test_tuning_validation(rng):
@@ -135,8 +136,10 @@ def test_tuning_validation(rng):
         kmtests.two_sample_test(K, 10, kernel="precomputed", estimator="mkme")
     with pytest.raises(ValueError, match="kernel_x='precomputed'"):
         kmtests.independence_test(K[:10, :10], y, kernel_x="precomputed", estimator="mmkme")
-    with pytest.raises(ValueError, match="statistic='unbiased'` is defined only for uniform"):
-        kmtests.two_sample_test(x, y, estimator="fkmse", statistic="unbiased")
+    # the U-form exists for every estimator (dropped diagonal terms)
+    res = kmtests.two_sample_test(x, y, estimator="fkmse", statistic="unbiased",
+                                  n_resamples=19, rng=0)
+    assert res.statistic_name == "MMD^2_u[fkmse]"
     with pytest.raises(ValueError, match="'gaussian' or 'ard'"):
         kmtests.two_sample_test(x, y, estimator="mkme", kernel="laplacian")
     with pytest.raises(ValueError, match="target-shrinkage .skmse. cannot be used in the two-sample"):
@@ -148,10 +151,10 @@ def test_reports_name_estimator_and_tuning(rng):
     res = kmtests.two_sample_test(x, y, estimator="skmse", n_resamples=99, rng=1)
     text = str(res.summary())
     assert "MMD^2_u[skmse]" in text and "Tuning:" in text and "permutation" in text
-    assert "shrinkage (x)" in res.estimator_params and "S-KMSE" in str(res)
+    assert "shrinkage" in res.params["x"] and "S-KMSE" in str(res)
     res = kmtests.independence_test(x, y, estimator="fkmse", tuning="pooled", n_resamples=99,
                                     rng=1)
-    assert res.tuning == "pooled" and "lam (pooled)" in res.estimator_params
+    assert res.tuning == "pooled" and "lam" in res.params["pooled"]
 
 
 def test_compare_estimators_uses_common_permutations(rng):
@@ -162,7 +165,7 @@ def test_compare_estimators_uses_common_permutations(rng):
     for _, row in t.iterrows():
         res = kmtests.two_sample_test(x, y, estimator=row["estimator"], n_resamples=199, rng=8)
         assert row["pvalue"] == res.pvalue and row["statistic"] == res.statistic
-    assert t.loc[1, "parameters"]["shrinkage (x)"] >= 0
+    assert t.loc[1, "parameters"]["x"]["shrinkage"] >= 0
     h = kmtests.compare_estimators(x[:, :1], x[:, 1:], test="independence",
                                    estimators=["kme", "fkmse"], n_resamples=99, rng=2)
     assert set(h["statistic_name"]) == {"HSIC_b", "HSIC_b[fkmse]"}

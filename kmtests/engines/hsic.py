@@ -14,10 +14,17 @@ is invariant to centring (checked in the tests), is evaluated on ``Kc`` and
 
     HSIC_u = (S_p - n D_p/(n-2) + tr(Kc) tr(Lc)/((n-1)(n-2))) / (n(n-3)).
 
-Uniform-weight estimators scale ``HSIC_b`` by ``c^2`` with ``c`` from
-``rho = S_p/n^2`` and ``v = D_p/n - rho`` (the embedding of the centred
-cross-covariance, COSE); general ones compute weights of ``Kc o Lc_p`` per
-permutation. Every statistic comes with a rounding scale (see
+Uniform-weight estimators scale ``HSIC_b`` (or ``HSIC_u``) by ``c^2`` with ``c``
+from ``rho = S_p/n^2`` and ``v = D_p/n - rho`` (the embedding of the centred
+cross-covariance, COSE); general ones compute weights ``beta`` of
+``G = Kc o Lc_p`` per permutation, with the V-form ``beta'G beta`` or the
+U-form
+
+    n/(n-3) (beta'G beta - n/(n-2) sum_i beta_i^2 G_ii)
+        + (sum beta)^2 tr(Kc) tr(Lc) / (n(n-1)(n-2)(n-3)),
+
+which drops the diagonal terms with the factors that make it ``c^2 HSIC_u``
+for uniform weights ``c/n`` (so ``HSIC_u`` itself at ``c = 1``). Every statistic comes with a rounding scale (see
 :class:`kmtests.engines.Values`).
 """
 
@@ -95,32 +102,47 @@ def hsic_values(pg: PairedGrams, perms: np.ndarray, rule: Rule, unbiased: bool,
     """HSIC statistics and rounding scales of every permutation of the pairing."""
     n = pg.n
     if isinstance(rule, General):
-        if unbiased:
-            raise ValueError("HSIC_u is defined for uniform-weight estimators only.")
-        return _hsic_general(pg, perms, rule, n_jobs)
+        return _hsic_general(pg, perms, rule, n_jobs, unbiased)
     S, D = pair_sums(pg, perms)
-    if unbiased:
-        trK, trL = float(pg.dK.sum()), float(pg.dL.sum())
-        stat = (S - D * (n / (n - 2)) + trK * trL / ((n - 1) * (n - 2))) / (n * (n - 3))
-        return Values(stat, np.full(S.shape, 2.0 * pg.scale))
     rho = S / n**2
     if rule.fixed is not None:
         c = np.full(S.shape, float(rule.fixed))
     else:
         c = rule(rho, D / n - rho, n)
+    if unbiased:
+        trK, trL = float(pg.dK.sum()), float(pg.dL.sum())
+        stat = (S - D * (n / (n - 2)) + trK * trL / ((n - 1) * (n - 2))) / (n * (n - 3))
+        return Values(c * c * stat, c * c * 2.0 * pg.scale)
     return Values(c * c * rho, c * c * pg.scale)
 
 
-def _hsic_general(pg: PairedGrams, perms: np.ndarray, rule: General,
-                  n_jobs: int | None) -> Values:
-    def one(p: np.ndarray) -> tuple[float, float]:
+def _hsic_general(pg: PairedGrams, perms: np.ndarray, rule: General, n_jobs: int | None,
+                  unbiased: bool = False) -> Values:
+    return hsic_general(pg, perms, rule, n_jobs, unbiased)[0]
+
+
+def hsic_general(pg: PairedGrams, perms: np.ndarray, rule: General, n_jobs: int | None = None,
+                 unbiased: bool = False) -> tuple[Values, list[dict[str, Any]]]:
+    """HSIC with weights of ``G = Kc o Lc_p`` per permutation (V- or U-form), and the
+    parameters the estimator chose on each."""
+    n = pg.n
+    const = float(pg.dK.sum()) * float(pg.dL.sum()) / (n * (n - 1) * (n - 2) * (n - 3))
+
+    def one(p: np.ndarray) -> tuple[float, float, dict[str, Any]]:
         G = pg.Kc * pg.Lc[np.ix_(p, p)]
-        beta, _ = rule.weights(G)
+        beta, params = rule.weights(G)
         l1 = float(np.abs(beta).sum())
-        return float(beta @ G @ beta), l1 * l1 * pg.scale
+        q = float(beta @ G @ beta)
+        if unbiased:
+            s = float(beta.sum())
+            q = n / (n - 3) * (q - n / (n - 2) * float((beta * beta) @ np.diagonal(G))) \
+                + s * s * const
+            return q, 2.0 * l1 * l1 * pg.scale, params
+        return q, l1 * l1 * pg.scale, params
 
     rows = map_rows_multi(one, perms, n_jobs)
-    return Values(np.array([u[0] for u in rows]), np.array([u[1] for u in rows]))
+    return (Values(np.array([u[0] for u in rows]), np.array([u[1] for u in rows])),
+            [u[2] for u in rows])
 
 
 def hsic_statistics(pg: PairedGrams, perms: np.ndarray, est: Any, unbiased: bool,

@@ -185,20 +185,33 @@ def mmd_uniform(pg: PooledGram, sums: SplitSums, n_x: int, rule: Uniform,
 
 
 def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int, rule: General,
-                n_jobs: int | None = None) -> tuple[Values, list[dict[str, Any]]]:
-    """V-form MMD^2 ``bx'Kxx bx + by'Kyy by - 2 bx'Kxy by`` split by split.
+                n_jobs: int | None = None, unbiased: bool = False
+                ) -> tuple[Values, list[dict[str, Any]]]:
+    """MMD^2 with per-sample weights, split by split (V- or U-form).
 
     The weights are recomputed on every split (data-driven parameters are
     re-tuned on each permuted data set) from the uncentred sub-Gram
-    matrices. Indices are sorted within each sample so the value does not
-    depend on the order inside a split. The statistic is evaluated as its
-    centred part plus the offset ``2 (S_x - S_y)(bx'r_x - by'r_y) -
-    g (S_x - S_y)^2`` (``S`` the sums of the weights).
+    matrices; indices are sorted within each sample so the value does not
+    depend on the order inside a split.
+
+    V-form: ``bx'Kxx bx + by'Kyy by - 2 bx'Kxy by``, the squared distance of the
+    estimated embeddings. U-form: the within-sample sums without their
+    diagonal terms, each scaled by ``n/(n-1)``,
+
+        a_x (bx'Kxx bx - sum_i bx_i^2 K_ii) + a_y (...) - 2 bx'Kxy by,   a = n/(n-1),
+
+    which for uniform weights ``c/n`` is ``c_x^2 U_xx + c_y^2 U_yy -
+    2 c_x c_y Kbar_xy`` (the KME's ``MMD^2_u`` at ``c = 1``). Both are
+    evaluated as their centred part plus the offset terms of
+    ``K = Kc + r1' + 1r' - g11'`` (``S`` the sums of the weights; the offsets
+    vanish for the KME).
     """
     from ._loop import map_rows_multi
 
     cg = pg.cg
     Kc, r, g = cg.Kc, cg.r, cg.g
+    n_y = cg.n - n_x
+    a_x, a_y = n_x / (n_x - 1), n_y / (n_y - 1)
 
     def one(p: np.ndarray) -> tuple[float, float, dict[str, Any]]:
         ix, iy = np.sort(p[:n_x]), np.sort(p[n_x:])
@@ -207,12 +220,22 @@ def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int, rule: General,
         bx, px = rule.weights(Cxx + (rx[:, None] + rx[None, :]) - g)
         by, py = rule.weights(Cyy + (ry[:, None] + ry[None, :]) - g)
         sx, sy = float(bx.sum()), float(by.sum())
-        ds = sx - sy
-        stat = (bx @ Cxx @ bx + by @ Cyy @ by - 2.0 * (bx @ Cxy @ by)
-                + ds * (2.0 * (bx @ rx - by @ ry) - g * ds))
+        ax, ay = float(bx @ rx), float(by @ ry)
+        qx, qy, qxy = float(bx @ Cxx @ bx), float(by @ Cyy @ by), float(bx @ Cxy @ by)
+        if unbiased:
+            dx = float((bx * bx) @ np.diagonal(Cxx))
+            dy = float((by * by) @ np.diagonal(Cyy))
+            ox = 2.0 * ax * sx - g * sx * sx - float((bx * bx) @ (2.0 * rx - g))
+            oy = 2.0 * ay * sy - g * sy * sy - float((by * by) @ (2.0 * ry - g))
+            oxy = ax * sy + sx * ay - g * sx * sy
+            pieces = (a_x * (qx - dx), a_y * (qy - dy), -2.0 * qxy, a_x * ox, a_y * oy,
+                      -2.0 * oxy)
+        else:
+            ds = sx - sy
+            pieces = (qx, qy, -2.0 * qxy, ds * 2.0 * (ax - ay), -g * ds * ds)
         l1 = float(np.abs(bx).sum() + np.abs(by).sum())
-        scale = l1 * l1 * cg.kc_max + abs(ds) * (2.0 * l1 * cg.r_max + abs(ds) * abs(g))
-        return float(stat), scale, {"x": px, "y": py}
+        scale = l1 * l1 * cg.kc_max + sum(abs(u) for u in pieces[3:])
+        return float(sum(pieces)), scale, {"x": px, "y": py}
 
     rows = map_rows_multi(one, perms, n_jobs)
     return (Values(np.array([u[0] for u in rows]), np.array([u[1] for u in rows])),
@@ -224,9 +247,7 @@ def mmd_values(pg: PooledGram, perms: np.ndarray, n_x: int, rule: Rule, unbiased
     """MMD^2 and rounding scales of every split in `perms` (x = first `n_x` entries)."""
     if isinstance(rule, Uniform):
         return mmd_uniform(pg, split_sums(pg, perms, n_x), n_x, rule, unbiased)
-    if unbiased:
-        raise ValueError("the unbiased MMD^2 is defined for uniform-weight estimators only.")
-    return mmd_general(pg, perms, n_x, rule, n_jobs)[0]
+    return mmd_general(pg, perms, n_x, rule, n_jobs, unbiased)[0]
 
 
 def mmd_statistics(pg: PooledGram, perms: np.ndarray, n_x: int, est: Any,
