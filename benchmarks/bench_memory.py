@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 CHILD = r"""
 import json, resource, sys, time
@@ -32,16 +33,20 @@ else:
     kmtests.independence_test(x, y, n_resamples=B, rng=1)
 t = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"base": base, "peak": peak, "seconds": t}))
+print(json.dumps({"base": base, "peak": peak, "seconds": t, "file": kmtests.__file__}))
 """
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def measure(source: str | None, n: int, d: int, b: int, mode: str) -> dict:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    if source:
-        env["PYTHONPATH"] = source
-    out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(d), str(b), mode],
-                         capture_output=True, text=True, env=env, check=True)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=source or ROOT)
+    # run from a neutral directory: `python -c` puts the working directory first on
+    # sys.path, which would shadow PYTHONPATH with the checkout we are standing in
+    with tempfile.TemporaryDirectory() as cwd:
+        out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(d), str(b), mode],
+                             capture_output=True, text=True, env=env, check=True, cwd=cwd)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -61,7 +66,9 @@ def main() -> None:
             r = measure(src, n, args.d, args.b, args.mode)
             gram = 8.0 * n * n * (1 if args.mode == "mmd" else 2)
             extra = r["peak"] - r["base"]
-            print(f"{src or 'this checkout':<28} {n:>6} {gram / 1e9:>8.2f} "
+            label = src or "this checkout"
+            assert r["file"].startswith(os.path.abspath(src or ROOT)), r["file"]
+            print(f"{label:<28} {n:>6} {gram / 1e9:>8.2f} "
                   f"{r['peak'] / 1e9:>8.2f} {extra / 1e9:>9.2f} {extra / gram:>9.2f} "
                   f"{r['seconds']:>8.1f}", flush=True)
 

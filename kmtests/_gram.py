@@ -87,11 +87,18 @@ class CentredGram:
         return self.Kc.shape[0]
 
     @property
+    def kc_extremes(self) -> tuple[float, float]:
+        """``(min Kc, max Kc)`` (NaN if any entry is NaN); two passes, no temporaries."""
+        if "extremes" not in self._cache:
+            self._cache["extremes"] = ((float(self.Kc.min()), float(self.Kc.max()))
+                                       if self.n else (0.0, 0.0))
+        return self._cache["extremes"]
+
+    @property
     def kc_max(self) -> float:
         """``max |Kc|``: the magnitude the centred statistics are summed from."""
-        if "kc_max" not in self._cache:
-            self._cache["kc_max"] = float(np.max(np.abs(self.Kc))) if self.n else 0.0
-        return self._cache["kc_max"]
+        lo, hi = self.kc_extremes
+        return max(abs(lo), abs(hi))
 
     @property
     def r_max(self) -> float:
@@ -111,6 +118,7 @@ class CentredGram:
     def scaled(self, c: float) -> "CentredGram":
         """The Gram matrix of ``c k`` (the N x N array is scaled in place and shared)."""
         np.multiply(self.Kc, c, out=self.Kc)
+        self._cache.clear()
         return CentredGram(self.Kc, self.r * c, self.g * c, self.diag * c)
 
     def full(self) -> np.ndarray:
@@ -127,8 +135,9 @@ class CentredGram:
 def check_finite_gram(cg: CentredGram, kernel: Any, data: np.ndarray | None,
                       name: str) -> None:
     """Raise if the Gram matrix (or its centred form) has NaN or infinite values."""
+    # min and max are NaN if any entry is NaN, infinite if any is: no N x N temporary
     ok = (np.isfinite(cg.g) and bool(np.all(np.isfinite(cg.r)))
-          and bool(np.all(np.isfinite(cg.diag))) and bool(np.all(np.isfinite(cg.Kc))))
+          and bool(np.all(np.isfinite(cg.diag))) and bool(np.all(np.isfinite(cg.kc_extremes))))
     if ok:
         return
     mag = ""

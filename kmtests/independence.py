@@ -38,7 +38,7 @@ class _Variable:
 
 
 def _key(M: np.ndarray) -> tuple[float, float, float]:
-    return (float(np.sum(M * M)), float(np.trace(M)), float(np.sum(np.abs(M))))
+    return (float(np.einsum("ij,ij->", M, M)), float(np.trace(M)), float(M.max()))
 
 
 def _orient(Kc: np.ndarray, Lc: np.ndarray) -> PairedGrams:

@@ -114,19 +114,31 @@ def _unit(x: np.ndarray, y: np.ndarray | None = None
 def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
     """Squared distances of unit-scaled points: one N x M buffer, no N x M temporaries.
 
-    With ``ys=None`` the result is exactly symmetric with a zero diagonal
-    (``xs @ xs.T`` is symmetric in numpy, and ``xx_i + xx_j`` commutes).
+    Computed by row blocks of ``_ROWS`` (one BLAS product each). With
+    ``ys=None`` only the upper block triangle is computed and each block is
+    mirrored (half the flops; cache-friendly block transposes), so the result
+    is exactly symmetric with a zero diagonal.
     """
     sym = ys is None
     yy_pts = xs if sym else ys
-    D = xs @ yy_pts.T
+    n, m = xs.shape[0], yy_pts.shape[0]
+    D = np.empty((n, m))
+    if sym:
+        D.fill(0.0)  # first touch in order: the block mirror below would fault pages randomly
     xx = np.einsum("ij,ij->i", xs, xs)
     yy = xx if sym else np.einsum("ij,ij->i", yy_pts, yy_pts)
-    for start in range(0, D.shape[0], _ROWS):
-        rows = D[start:start + _ROWS]
+    for start in range(0, n, _ROWS):
+        stop = min(start + _ROWS, n)
+        c0 = start if sym else 0
+        rows = D[start:stop, c0:]
+        np.matmul(xs[start:stop], yy_pts[c0:].T, out=rows)
         rows *= -2.0
-        rows += xx[start:start + _ROWS, None] + yy[None, :]
+        rows += xx[start:stop, None]
+        rows += yy[None, c0:]
         np.maximum(rows, 0.0, out=rows)
+        if sym:
+            for c in range(start, n, _ROWS):  # mirror the upper blocks of this block row
+                D[c:c + _ROWS, start:stop] = D[start:stop, c:c + _ROWS].T
     if sym:
         np.fill_diagonal(D, 0.0)
     return D

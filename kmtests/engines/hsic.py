@@ -83,8 +83,10 @@ class PairedGrams:
     @property
     def scale(self) -> float:
         """``max|Kc| max|Lc|``: the magnitude of the summed products."""
-        return self._get("scale", lambda: float(np.max(np.abs(self.Kc)))
-                         * float(np.max(np.abs(self.Lc))))
+        def absmax(M: np.ndarray) -> float:  # two passes, no N x N temporary
+            return max(abs(float(M.min())), abs(float(M.max())))
+
+        return self._get("scale", lambda: absmax(self.Kc) * absmax(self.Lc))
 
 
 def pair_sums(pg: PairedGrams, perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
