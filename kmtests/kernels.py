@@ -137,7 +137,10 @@ def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
         rows += yy[None, c0:]
         np.maximum(rows, 0.0, out=rows)
         if sym:
-            for c in range(start, n, _ROWS):  # mirror the upper blocks of this block row
+            diag = D[start:stop, start:stop]  # its upper triangle into its lower one
+            low = np.tril_indices(stop - start, -1)
+            diag[low] = diag.T[low]
+            for c in range(stop, n, _ROWS):  # mirror the blocks right of the diagonal
                 D[c:c + _ROWS, start:stop] = D[start:stop, c:c + _ROWS].T
     if sym:
         np.fill_diagonal(D, 0.0)
