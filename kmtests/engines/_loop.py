@@ -24,15 +24,20 @@ T = TypeVar("T")
 _CONTROLLER: Any = None
 
 
-def single_blas_thread() -> Any:
-    """Context manager limiting BLAS to one thread (controller built once: the
+def blas_threads(n: int) -> Any:
+    """Context manager limiting BLAS to `n` threads (controller built once: the
     first scan of the loaded libraries costs milliseconds)."""
     global _CONTROLLER
     if _CONTROLLER is None:
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
+    return _CONTROLLER.limit(limits=n, user_api="blas")
+
+
+def single_blas_thread() -> Any:
+    """Context manager limiting BLAS to one thread."""
+    return blas_threads(1)
 
 
 def map_rows_multi(fn: Callable[[np.ndarray], T], perms: np.ndarray,

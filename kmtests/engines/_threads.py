@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import numbers
 from typing import Iterator
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int | None:
+    """The number of threads `n_jobs` stands for (None stays None: the default).
+
+    `n_jobs` was validated by :func:`kmtests.null.check_n_jobs` (None, -1 or
+    1 to the number of CPUs).
+    """
     if n_jobs is None:
         return None
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
         raise ValueError(f"`n_jobs` must be None, -1 or a positive integer; got {n_jobs!r}.")
-    import numba
-
-    n_max = numba.config.NUMBA_NUM_THREADS
+    n_max = os.cpu_count() or 1
     if n_jobs < 0:
         return max(1, n_max + 1 + int(n_jobs))
     return min(int(n_jobs), n_max)
@@ -30,7 +34,7 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
     import numba
 
     old = numba.get_num_threads()
-    numba.set_num_threads(n)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     try:
         yield
     finally:

@@ -102,22 +102,28 @@ def _membership_into(A: np.ndarray, perms: np.ndarray, n_x: int) -> None:
     A.ravel()[flat] = 1.0
 
 
-def within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
+def within_sums(K: np.ndarray, perms: np.ndarray, n_x: int,
+                n_jobs: int | None = None) -> np.ndarray:
     """``a'Ka`` (sum of `K` over the first `n_x` points of each split) for every row.
 
     Uses the upper block triangle of the symmetric `K` (see the module
     docstring); every split goes through the same fixed-shape BLAS calls.
-    Below ``_SMALL_N`` pooled points the products run on one BLAS thread:
-    multithreaded OpenBLAS gains little there and, when another process
-    occupies a core, is ten times slower (N = 400, B = 1000: 0.23 s with 2
-    threads against 0.023 s with one, on the 2-core benchmark machine).
+    `n_jobs` limits the BLAS threads. By default, below ``_SMALL_N`` pooled
+    points the products run on one BLAS thread: multithreaded OpenBLAS gains
+    little there and, when another process occupies a core, is ten times
+    slower (N = 400, B = 1000: 0.23 s with 2 threads against 0.023 s with one,
+    on the 2-core benchmark machine); above, BLAS uses its own default.
     """
-    if K.shape[0] < _SMALL_N:
-        from ._loop import single_blas_thread
+    from ._loop import blas_threads
+    from ._threads import resolve_n_jobs
 
-        with single_blas_thread():
-            return _within_sums(K, perms, n_x)
-    return _within_sums(K, perms, n_x)
+    n = resolve_n_jobs(n_jobs)
+    if n is None and K.shape[0] < _SMALL_N:
+        n = 1
+    if n is None:
+        return _within_sums(K, perms, n_x)
+    with blas_threads(n):
+        return _within_sums(K, perms, n_x)
 
 
 def _within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
@@ -143,10 +149,11 @@ def _within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
     return out
 
 
-def split_sums(pg: PooledGram, perms: np.ndarray, n_x: int) -> SplitSums:
+def split_sums(pg: PooledGram, perms: np.ndarray, n_x: int,
+               n_jobs: int | None = None) -> SplitSums:
     """The centred block sums of every split in `perms` (rows: x = first `n_x`)."""
     cg = pg.cg
-    s = within_sums(cg.Kc, perms, n_x)
+    s = within_sums(cg.Kc, perms, n_x, n_jobs)
     x_idx = perms[:, :n_x]
     n_y = cg.n - n_x
     # row-wise pairwise sums of C-contiguous gathers: the same bits for any batch size
@@ -246,7 +253,7 @@ def mmd_values(pg: PooledGram, perms: np.ndarray, n_x: int, rule: Rule, unbiased
                n_jobs: int | None = None) -> Values:
     """MMD^2 and rounding scales of every split in `perms` (x = first `n_x` entries)."""
     if isinstance(rule, Uniform):
-        return mmd_uniform(pg, split_sums(pg, perms, n_x), n_x, rule, unbiased)
+        return mmd_uniform(pg, split_sums(pg, perms, n_x, n_jobs), n_x, rule, unbiased)
     return mmd_general(pg, perms, n_x, rule, n_jobs, unbiased)[0]
 
 

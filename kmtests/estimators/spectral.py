@@ -290,14 +290,20 @@ class _IterativeFilter(_SpectralFilter):
         return dataclasses.replace(self, n_iter=int(params["n_iter"]))
 
     def _step(self, spec: L.Spectrum) -> float:
-        """Step in K/n units; default ``(n-1)/kappa_max`` bounds every LOO spectrum by 1."""
-        # kappa_max/(n-1) bounds the largest eigenvalue of K/n and of every K_{-i}/(n-1)
-        bound = float(spec.kappa[-1]) / (spec.n - 1)
+        """Step in K/n units; default ``(n-1)/kappa_max`` bounds every LOO spectrum by 1.
+
+        A given step is checked against the fit's own spectrum (``kappa_max/n``,
+        the largest eigenvalue of ``K/n``): the iteration on the sample must be
+        stable. The default also bounds the left-out spectra ``K_{-i}/(n-1)``
+        (``kappa_max/(n-1)``), so its leave-one-out iterations are stable too.
+        """
         if self.step is None:
-            return 1.0 / bound
+            # kappa_max/(n-1) bounds the largest eigenvalue of K/n and of every K_{-i}/(n-1)
+            return (spec.n - 1) / float(spec.kappa[-1])
+        bound = float(spec.kappa[-1]) / spec.n
         if self.step * bound > self._step_limit:
             raise ValueError(
-                f"`step` must be at most {self._step_limit:g} / (kappa_max/(n-1)) = "
+                f"`step` must be at most {self._step_limit:g} / (kappa_max/n) = "
                 f"{self._step_limit / bound:.6g} for this Gram matrix (kappa_max its largest "
                 f"eigenvalue); got {self.step!r}.")
         return float(self.step)
@@ -353,7 +359,9 @@ class Landweber(_IterativeFilter):
         Step size in ``K/n`` units. Default ``(n - 1)/kappa_max`` with
         ``kappa_max`` the largest eigenvalue of ``K``: one over a bound on the
         spectrum of ``K/n`` and of every left-out ``K_{-i}/(n-1)``. A given
-        step must satisfy ``step kappa_max/(n-1) <= 2``.
+        step must satisfy ``step kappa_max/n <= 2`` (a stable iteration on the
+        sample; its leave-one-out scores may then be those of slightly unstable
+        left-out iterations).
 
     Notes
     -----
@@ -402,7 +410,7 @@ class NuMethod(_IterativeFilter):
     n_iter, max_iter, step
         As for :class:`Landweber` (default ``max_iter`` 60); the scaled
         spectrum must lie in [0, 1], so a given step must satisfy
-        ``step kappa_max/(n-1) <= 1``.
+        ``step kappa_max/n <= 1``.
 
     Notes
     -----
