@@ -27,6 +27,8 @@ KmtestsWarning and its subclasses
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import datasets as datasets
 from . import estimators as estimators
 from . import kernels as kernels
@@ -51,7 +53,7 @@ __version__ = "0.1.0.dev0"
 _LAZY = ("groundtruth", "power", "risk")
 
 
-def __getattr__(name: str):  # PEP 562: heavier sub-modules load on first use
+def __getattr__(name: str) -> Any:  # PEP 562: heavier sub-modules load on first use
     if name in _LAZY:
         import importlib
 

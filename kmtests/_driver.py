@@ -105,13 +105,26 @@ class Prepared:
 class Problem(Protocol):
     """A validated test, before anything is computed (see the module docs)."""
 
-    kind: str                    # "split" (two-sample) or "perm" (independence)
-    n: int                       # points permuted
-    n_x: int                     # size of the first sample ("split")
-    estimator: KernelMeanEstimator
-    unbiased: bool
-    result_class: type[KernelTestResult]
-    sizes: dict[str, int]
+    @property
+    def kind(self) -> str: ...           # "split" (two-sample) or "perm" (independence)
+
+    @property
+    def n(self) -> int: ...              # points permuted
+
+    @property
+    def n_x(self) -> int: ...            # size of the first sample ("split")
+
+    @property
+    def estimator(self) -> KernelMeanEstimator: ...
+
+    @property
+    def unbiased(self) -> bool: ...
+
+    @property
+    def result_class(self) -> type[KernelTestResult]: ...
+
+    @property
+    def sizes(self) -> dict[str, int]: ...
 
     def statistic_name(self) -> str: ...
 

@@ -84,7 +84,7 @@ def permutation_moments(A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
     return mean, max(v1 + v2, 0.0)
 
 
-def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float) -> tuple[float, dict]:
+def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float) -> tuple[float, dict[str, float]]:
     """p-value of the biased MMD^2 under the gamma approximation (pooled Gram matrix)."""
     Kc = _centred(K)
     n_y = Kc.shape[0] - n_x
@@ -101,7 +101,7 @@ def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float) -> tuple[float, d
     return p, {**det, "permutation_mean": c * pm, "permutation_var": c * c * pv}
 
 
-def hsic_gamma(K: np.ndarray, L: np.ndarray, observed_biased: float) -> tuple[float, dict]:
+def hsic_gamma(K: np.ndarray, L: np.ndarray, observed_biased: float) -> tuple[float, dict[str, float]]:
     """p-value of HSIC_b under the gamma approximation."""
     Kc, Lc = _centred(K), _centred(L)
     n = Kc.shape[0]
@@ -151,7 +151,7 @@ def _check(g_mean: float, g_var: float, p_mean: float, p_var: float, name: str) 
             ApproximationWarning, stacklevel=4)
 
 
-def _gamma_sf(t: float, mean: float, var: float) -> tuple[float, dict]:
+def _gamma_sf(t: float, mean: float, var: float) -> tuple[float, dict[str, float]]:
     if not (mean > 0 and var > 0):
         raise ValueError("the gamma approximation is undefined for these data (zero null "
                          "mean or variance, e.g. constant or too few data); use "

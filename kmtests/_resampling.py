@@ -47,7 +47,7 @@ def plan_two_sample(n_x: int, n_y: int, n_resamples: int, batch: int | None) -> 
 def plan_independence(n: int, n_resamples: int, batch: int | None) -> PermutationPlan:
     n_perm = math.factorial(n) if n <= 20 else None
     exact = n_perm is not None and n_perm <= n_resamples
-    count = n_perm if exact else n_resamples
+    count = n_perm if (exact and n_perm is not None) else n_resamples
     return PermutationPlan(exact, count, batch or default_batch(n, count))
 
 

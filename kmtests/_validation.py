@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 import operator
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -155,7 +155,16 @@ def check_paired(x: np.ndarray, y: np.ndarray) -> None:
         )
 
 
+@overload
+def check_positive_int(value: object, name: str) -> int: ...
+
+
+@overload
+def check_positive_int(value: object, name: str, *, allow_none: bool) -> int | None: ...
+
+
 def check_positive_int(value: object, name: str, *, allow_none: bool = False) -> int | None:
+    """`value` as a positive int (None passes with ``allow_none``); else a clear error."""
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

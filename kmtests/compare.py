@@ -69,8 +69,8 @@ def compare_estimators(
 
     from . import independence_test, two_sample_test
 
-    test = check_choice(test, "test", ("two_sample", "independence"))
-    fn = two_sample_test if test == "two_sample" else independence_test
+    kind = check_choice(test, "test", ("two_sample", "independence"))
+    fn: Any = two_sample_test if kind == "two_sample" else independence_test
     if isinstance(rng, np.random.Generator):
         seed: Any = np.random.SeedSequence(int(rng.integers(2**63)))
     else:

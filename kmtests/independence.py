@@ -121,6 +121,7 @@ class _Independence:
     def _gram(self, v: _Variable, name: str) -> tuple[CentredGram, Kernel, str, dict[str, Any]]:
         est = self.estimator
         if v.data is None:
+            assert v.K is not None
             return v.kernel.centred_gram(v.K, name=name), v.kernel, "", {}
         kern = v.kernel.fitted_to(v.data, name=name)
         tk = est.transform_kernel(kern, v.data)  # tuned on this variable alone: invariant
@@ -225,13 +226,13 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     >>> print(f"{hsic(x, x, kernel_x='linear', kernel_y='linear'):.4f}")
     1.5625
     """
-    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
     problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
                                statistic)
     from ._guards import check_memory
 
-    check_memory(*problem.memory(GammaMethod(), tuning))
-    prepared = problem.prepare(tuning)
+    check_memory(*problem.memory(GammaMethod(), tuning_))
+    prepared = problem.prepare(tuning_)
     value = float(prepared.observed(None)[0].stat[0])
     _resampling.check_finite_statistic(value, None, prepared.what)
     return value
@@ -373,10 +374,10 @@ def independence_test(
     """
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
                           progress=progress)
-    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
     problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
                                statistic)
     name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
-    res = run_test(problem, meth, tuning, name)
+    res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, IndependenceResult)
     return res

@@ -120,7 +120,7 @@ def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
     is exactly symmetric with a zero diagonal.
     """
     sym = ys is None
-    yy_pts = xs if sym else ys
+    yy_pts: np.ndarray = xs if ys is None else ys
     n, m = xs.shape[0], yy_pts.shape[0]
     D = np.empty((n, m))
     if sym:
@@ -269,7 +269,7 @@ def _check_bandwidth(bw: Any, *, vector: bool = False) -> float | np.ndarray | s
     if isinstance(bw, (bool, np.bool_)) or not np.isscalar(bw):
         raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.")
     try:
-        val = float(bw)
+        val = float(bw)  # type: ignore[arg-type]  # a scalar (checked), maybe not a number
     except (TypeError, ValueError) as exc:
         raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.") from exc
     if not np.isfinite(val) or val <= 0:
@@ -705,7 +705,7 @@ def resolve_kernel(kernel: Any, bandwidth: BandwidthLike = "median", *,
             valid = ", ".join(repr(k) for k in sorted(KERNELS))
             raise ValueError(f"`{name}` must be one of {valid} or a callable; got {kernel!r}.")
         cls = KERNELS[key]
-        if cls.has_bandwidth:
+        if issubclass(cls, _BandwidthKernel):
             try:
                 return cls(bandwidth="median" if bandwidth is None else bandwidth)
             except (TypeError, ValueError) as exc:

@@ -148,7 +148,9 @@ class PermutationMethod(NullMethod):
                 "p-value (the p-value's uncertainty, not an interval for the statistic)."]
 
     def pvalue_floor(self, res: KernelTestResult) -> float | None:
-        return None if res.exact else 1.0 / (res.n_resamples + 1)
+        if res.exact or res.n_resamples is None:
+            return None
+        return 1.0 / (res.n_resamples + 1)
 
 
 @dataclass(frozen=True)
@@ -195,9 +197,9 @@ def check_n_jobs(n_jobs: Any) -> int | None:
            f"number of CPUs); got {n_jobs!r}.")
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
         raise TypeError(msg)
-    if n_jobs == -1:
+    if int(n_jobs) == -1:
         return n_cpu
-    if not 1 <= n_jobs <= n_cpu:
+    if not 1 <= int(n_jobs) <= n_cpu:
         raise ValueError(msg)
     return int(n_jobs)
 

@@ -45,7 +45,7 @@ def _as_int_list(value: Any, name: str) -> list[int]:
         raise TypeError(f"`{name}` must be a positive integer or a sequence of them.") from exc
     if not out or len(set(out)) != len(out):
         raise ValueError(f"`{name}` must be non-empty and without repeated values; got {value!r}.")
-    return out  # type: ignore[return-value]
+    return out
 
 
 def _estimator_label(est: KernelMeanEstimator) -> str:
@@ -159,7 +159,8 @@ def _summarise(raw: pd.DataFrame, estimators: list[str], kernels: list[str], ds:
                     with np.errstate(divide="ignore", invalid="ignore"):
                         ratio = y.mean() / x.mean()
                         r = y / x
-                    se = (lambda v: float(np.std(v, ddof=1) / np.sqrt(m)) if m > 1 else np.nan)
+                    def se(v: np.ndarray, m: int = m) -> float:
+                        return float(np.std(v, ddof=1) / np.sqrt(m)) if m > 1 else np.nan
                     rows.append({
                         "estimator": e, "kernel": k, "d": d, "n": n, "repetitions": m,
                         "mean_loss": float(y.mean()), "se_loss": se(y),
@@ -264,18 +265,22 @@ def risk_study(
     ns, ds = _as_int_list(n, "n"), _as_int_list(d, "d")
     if min(ns) < 2:
         raise ValueError(f"`n` must be at least 2 (estimators need two points); got {ns}.")
-    repetitions = check_positive_int(repetitions, "repetitions")  # type: ignore[assignment]
+    repetitions = check_positive_int(repetitions, "repetitions")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
                                or n_jobs == 0):
         raise ValueError(f"`n_jobs` must be None, -1 or a positive integer; got {n_jobs!r}.")
     if generator is None:
-        from .datasets import synthetic_mixture as generator
+        from .datasets import synthetic_mixture
+
+        gen_fn: Callable[..., GaussianMixture] = synthetic_mixture
     elif not callable(generator):
         raise TypeError("`generator` must be callable as generator(d, rng=...).")
+    else:
+        gen_fn = generator
     root = _root_seed(rng)
 
     tasks = [(r, dd, nn) for dd in ds for nn in ns for r in range(repetitions)]
-    args = (ests, kerns, generator)
+    args = (ests, kerns, gen_fn)
     bar = None
     if progress:
         try:

@@ -77,8 +77,9 @@ class _TwoSample:
 
     def prepare(self, tuning: str) -> Prepared:
         est, kern = self.estimator, self.kernel
-        note, tparams = "", {}
+        note, tparams = "", {}  # type: tuple[str, dict[str, Any]]
         if self.z is None:
+            assert self.K is not None
             cg: CentredGram = kern.centred_gram(self.K, name="x")
         else:
             kern = kern.fitted_to(self.z, name="the pooled sample")
@@ -170,12 +171,12 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
     from ._guards import check_memory
 
-    check_memory(*problem.memory(GammaMethod(), tuning))
-    prepared = problem.prepare(tuning)
+    check_memory(*problem.memory(GammaMethod(), tuning_))
+    prepared = problem.prepare(tuning_)
     value = float(prepared.observed(None)[0].stat[0])
     _resampling.check_finite_statistic(value, None, prepared.what)
     return value
@@ -336,9 +337,9 @@ def two_sample_test(
     """
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
                           progress=progress)
-    tuning = check_choice(tuning, "tuning", _TUNINGS)
+    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
     name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
-    res = run_test(problem, meth, tuning, name)
+    res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res

@@ -16,6 +16,8 @@ import numpy as np
 __all__ = ["SCENARIOS", "Scenario", "get_scenario"]
 
 Sampler = Callable[[int, float, np.random.Generator], "tuple[np.ndarray, np.ndarray]"]
+_Pair = tuple[np.ndarray, np.ndarray]
+_Gen = np.random.Generator
 
 
 @dataclass(frozen=True)
@@ -63,18 +65,18 @@ class Scenario:
         return self.sampler(int(n), float(self.default_effect if effect is None else effect), gen)
 
 
-def _mean_shift(n, effect, gen):
+def _mean_shift(n: int, effect: float, gen: _Gen) -> _Pair:
     x = gen.normal(size=(n, 2))
     y = gen.normal(size=(n, 2))
     y[:, 0] += effect
     return x, y
 
 
-def _variance_shift(n, effect, gen):
+def _variance_shift(n: int, effect: float, gen: _Gen) -> _Pair:
     return gen.normal(size=(n, 2)), (1.0 + effect) * gen.normal(size=(n, 2))
 
 
-def _mixture_vs_gaussian(n, effect, gen):
+def _mixture_vs_gaussian(n: int, effect: float, gen: _Gen) -> _Pair:
     if not 0 <= effect < 1:
         raise ValueError("`effect` of 'mixture_vs_gaussian' must be in [0, 1).")
     x = gen.normal(size=(n, 1))
@@ -83,7 +85,7 @@ def _mixture_vs_gaussian(n, effect, gen):
     return x, y
 
 
-def _heavy_tails(n, effect, gen):
+def _heavy_tails(n: int, effect: float, gen: _Gen) -> _Pair:
     if not 0 <= effect < 0.5:
         raise ValueError("`effect` of 'heavy_tails' (1/df) must be in [0, 0.5).")
     x = gen.normal(size=(n, 1))
@@ -93,24 +95,24 @@ def _heavy_tails(n, effect, gen):
     return x, gen.standard_t(df, size=(n, 1)) * np.sqrt((df - 2.0) / df)
 
 
-def _linear(n, effect, gen):
+def _linear(n: int, effect: float, gen: _Gen) -> _Pair:
     x = gen.normal(size=(n, 1))
     return x, effect * x + gen.normal(size=(n, 1))
 
 
-def _sinusoidal(n, effect, gen):
+def _sinusoidal(n: int, effect: float, gen: _Gen) -> _Pair:
     x = gen.uniform(-np.pi, np.pi, size=(n, 1))
     return x, effect * np.sin(2.0 * x) + gen.normal(size=(n, 1))
 
 
-def _circular(n, effect, gen):
+def _circular(n: int, effect: float, gen: _Gen) -> _Pair:
     theta = gen.uniform(0, 2 * np.pi, size=n)
     x = effect * np.cos(theta)[:, None] + 0.5 * gen.normal(size=(n, 1))
     y = effect * np.sin(theta)[:, None] + 0.5 * gen.normal(size=(n, 1))
     return x, y
 
 
-def _mixtures(n, effect, gen, d=5):
+def _mixtures(n: int, effect: float, gen: _Gen, d: int = 5) -> _Pair:
     from dataclasses import replace
 
     from ._synthetic import synthetic_mixture
@@ -120,7 +122,7 @@ def _mixtures(n, effect, gen, d=5):
     return mix.sample(n, rng=gen), shifted.sample(n, rng=gen)
 
 
-def _eckerle(n, effect, gen):
+def _eckerle(n: int, effect: float, gen: _Gen) -> _Pair:
     from . import load_eckerle4
 
     df = load_eckerle4()

@@ -8,7 +8,9 @@ ICML §4.1, ARX §4.1.1, JMLR §6.1.2 and MKME eq. (35) all draw
 
 from __future__ import annotations
 
-from typing import Sequence
+import numbers
+
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -84,9 +86,12 @@ def synthetic_mixture(
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.size == 0:
         raise ValueError("`weights` must be a non-empty 1-D sequence.")
-    for name, val in (("mean_range", mean_range), ("wishart_scale", wishart_scale),
-                      ("noise_var", noise_var)):
-        if isinstance(val, bool) or not np.isscalar(val) or not np.isfinite(val) or val < 0:
+    checks: tuple[tuple[str, Any], ...] = (("mean_range", mean_range),
+                                          ("wishart_scale", wishart_scale),
+                                          ("noise_var", noise_var))
+    for name, val in checks:
+        if isinstance(val, bool) or not isinstance(val, numbers.Real) \
+                or not np.isfinite(float(val)) or val < 0:
             raise ValueError(f"`{name}` must be a non-negative finite number; got {val!r}.")
     gen = check_rng(rng)
     means = gen.uniform(-mean_range, mean_range, size=(w.size, d))

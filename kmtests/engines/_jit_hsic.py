@@ -40,7 +40,8 @@ _COPY_MIN_N = 1024
 
 
 @njit(parallel=True, cache=True, fastmath=False, nogil=True)
-def pair_sums(A, B, perms, out):  # pragma: no cover - compiled
+def pair_sums(A: np.ndarray, B: np.ndarray, perms: np.ndarray,
+              out: np.ndarray) -> None:  # pragma: no cover - compiled
     n_perm, n = perms.shape
     n_groups = (n_perm + _GROUP - 1) // _GROUP
     for g in prange(n_groups):

@@ -34,7 +34,7 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
     import numba
 
     old = numba.get_num_threads()
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(n, int(numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
     try:
         yield
     finally:

@@ -235,8 +235,8 @@ def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int, rule: General,
             ox = 2.0 * ax * sx - g * sx * sx - float((bx * bx) @ (2.0 * rx - g))
             oy = 2.0 * ay * sy - g * sy * sy - float((by * by) @ (2.0 * ry - g))
             oxy = ax * sy + sx * ay - g * sx * sy
-            pieces = (a_x * (qx - dx), a_y * (qy - dy), -2.0 * qxy, a_x * ox, a_y * oy,
-                      -2.0 * oxy)
+            pieces: tuple[float, ...] = (a_x * (qx - dx), a_y * (qy - dy), -2.0 * qxy,
+                                         a_x * ox, a_y * oy, -2.0 * oxy)
         else:
             ds = sx - sy
             pieces = (qx, qy, -2.0 * qxy, ds * 2.0 * (ax - ay), -g * ds * ds)

@@ -201,6 +201,7 @@ class _Loocv:
     def _moments(self, v: np.ndarray) -> tuple[float, np.ndarray]:
         """m(v) and ``G_m = sum_{i,j} E_ij (x_im - x_jm)^2`` (for the gradient)."""
         n, x = self.n, self.x
+        assert x is not None  # the gradient needs the data (not only pairwise distances)
         E = self._exp_kernel(v)
         r = E.sum(axis=1)
         G = 2.0 * (r @ (x * x) - np.einsum("ij,ij->j", x, E @ x))

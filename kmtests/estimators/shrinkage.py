@@ -21,6 +21,7 @@ a Gram matrix, reject it). Formulas and derivations:
 from __future__ import annotations
 
 import abc
+import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -67,8 +68,7 @@ def bound_shrinkage(v: np.ndarray, dist2: np.ndarray, n: np.ndarray) -> np.ndarr
     return np.clip(_div0(v, v + (n - 1) * np.maximum(dist2, 0.0)), 0.0, 1.0)
 
 
-def loocv_score(alpha: np.ndarray, v: np.ndarray, dist2: np.ndarray,
-                n: np.ndarray) -> np.ndarray:
+def loocv_score(alpha: Any, v: Any, dist2: Any, n: Any) -> Any:
     """LOOCV score ``(1/n) sum_i ||k(., x_i) - mu_alpha^(-i)||^2`` (vectorised).
 
     ``[n^2 v - 2 alpha n v]/(n-1)^2 + alpha^2 (dist2 + v/(n-1)^2)``; for
@@ -265,7 +265,8 @@ class SKMSE(_UniformShrinkage):
 
     def __post_init__(self) -> None:
         if self.shrinkage is not None:
-            if isinstance(self.shrinkage, (bool, np.bool_)) or not np.isscalar(self.shrinkage):
+            if isinstance(self.shrinkage, (bool, np.bool_)) or not isinstance(self.shrinkage,
+                                                                               numbers.Real):
                 raise TypeError("`shrinkage` must be a number in [0, 1] or None.")
             if not 0.0 <= float(self.shrinkage) <= 1.0:
                 raise ValueError(f"`shrinkage` must be in [0, 1]; got {self.shrinkage!r}.")

@@ -57,7 +57,7 @@ def _check_pos(value: Any, name: str, *, allow_none: bool = False) -> None:
         return
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a positive number{' or None' if allow_none else ''}.")
-    if not (np.isfinite(value) and value > 0):
+    if not (np.isfinite(float(value)) and float(value) > 0):
         raise ValueError(f"`{name}` must be a positive finite number; got {value!r}.")
 
 
