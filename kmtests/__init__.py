@@ -12,6 +12,9 @@ PermutationMethod, GammaMethod, null
     The null-distribution methods as configuration objects.
 compare_estimators
     One test, several estimators, the same permutations (one table).
+aggregated_two_sample_test, aggregated_independence_test
+    Aggregated tests (MMDAgg/HSICAgg, MMD-FUSE) over collections of bandwidths,
+    estimators, statistic forms and regularised statistics, with exact level.
 kernels, estimators, datasets
     Sub-modules: kernels and bandwidths, kernel mean estimators, bundled data
     and simulation scenarios.
@@ -33,6 +36,8 @@ from . import datasets as datasets
 from . import estimators as estimators
 from . import kernels as kernels
 from . import null as null
+from .aggregated import aggregated_independence_test as aggregated_independence_test
+from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
 from .compare import compare_estimators as compare_estimators
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
@@ -66,6 +71,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ApproximationWarning",
+    "aggregated_independence_test",
+    "aggregated_two_sample_test",
     "DegenerateStatisticWarning",
     "GammaMethod",
     "IndefiniteKernelWarning",

@@ -37,19 +37,9 @@ class _Variable:
     K: np.ndarray | None      # the precomputed Gram matrix
 
 
-def _key(M: np.ndarray) -> tuple[float, float, float]:
-    return (float(np.einsum("ij,ij->", M, M)), float(np.trace(M)), float(M.max()))
-
-
 def _orient(Kc: np.ndarray, Lc: np.ndarray) -> PairedGrams:
-    """The pair in a canonical order, so the test does not depend on argument order.
-
-    The statistics are symmetric in the two matrices, and permuting the rows
-    of one variable or of the other gives the same null distribution; putting
-    the pair in an order fixed by the matrices themselves makes the Monte Carlo
-    p-value, for a given seed, identical too.
-    """
-    return PairedGrams(Lc, Kc) if _key(Lc) < _key(Kc) else PairedGrams(Kc, Lc)
+    """The pair in a canonical order (:meth:`PairedGrams.oriented`)."""
+    return PairedGrams.oriented(Kc, Lc)
 
 
 def expected_cose_gram(Kc: np.ndarray, Lc: np.ndarray) -> np.ndarray:
@@ -247,7 +237,7 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased"] = "biased",
+    statistic: Literal["biased", "unbiased", "regularized"] = "biased",
     method: Literal["permutation", "gamma"] | NullMethod = "permutation",
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
@@ -256,6 +246,8 @@ def independence_test(
     n_jobs: int | None = None,
     progress: bool | None = None,
     data_name: str | None = None,
+    filter: str = "tikhonov",
+    lam: Any = "auto",
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -284,7 +276,11 @@ def independence_test(
         the KME; ``"unbiased"``: the U-form, ``HSIC_u`` of Song et al. (2012)
         for the KME and its generalisation to weighted embeddings (diagonal
         terms dropped; ``c^2 HSIC_u`` for uniform weights ``c/n``), n >= 5.
-        See :doc:`/estimators_in_tests`.
+        See :doc:`/estimators_in_tests`. ``"regularized"``: the normalised
+        cross-covariance (HSNIC/NOCCO, Fukumizu et al., 2008)
+        ``tr(R_x R_y)``, ``R = Kc (Kc + n lam I)^{-1}`` for the Tikhonov
+        filter, with the KME; configured by `filter` and `lam` (see
+        :func:`kmtests.two_sample_test` and :doc:`/user_guide/regularized`).
     method : {"permutation", "gamma"} or PermutationMethod or GammaMethod
         Null distribution: permutations (default, exact level) or the gamma
         approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate);
@@ -317,6 +313,11 @@ def independence_test(
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
+    filter, lam
+        The spectral filter and its parameter (one value, a grid, or
+        ``"auto"``, aggregated with exact level) of ``statistic="regularized"``;
+        as in :func:`kmtests.two_sample_test`, with the same lambda for both
+        variables.
 
     Returns
     -------
@@ -375,9 +376,17 @@ def independence_test(
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
                           progress=progress)
     tuning_ = check_choice(tuning, "tuning", _TUNINGS)
+    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
+    if isinstance(statistic, str) and statistic.lower() == "regularized":
+        from ._regularized import regularized_independence
+
+        return regularized_independence(
+            x, y, resolve_kernel(kernel_x, bandwidth_x, name="kernel_x",
+                                 bandwidth_name="bandwidth_x"),
+            resolve_kernel(kernel_y, bandwidth_y, name="kernel_y", bandwidth_name="bandwidth_y"),
+            resolve_estimator(estimator), meth, filter, lam, name)
     problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
                                statistic)
-    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, IndependenceResult)
     return res

@@ -189,7 +189,7 @@ def two_sample_test(
     kernel: Any = "gaussian",
     bandwidth: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["unbiased", "biased"] | None = None,
+    statistic: Literal["unbiased", "biased", "regularized"] | None = None,
     method: Literal["permutation", "gamma"] | NullMethod = "permutation",
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
@@ -198,6 +198,10 @@ def two_sample_test(
     n_jobs: int | None = None,
     progress: bool | None = None,
     data_name: str | None = None,
+    filter: str = "tikhonov",
+    lam: Any = "auto",
+    covariance: Literal["pooled", "split"] = "pooled",
+    split_size: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -234,7 +238,10 @@ def two_sample_test(
         estimators with per-sample weights, e.g. the spectral ones). Both
         forms exist for every estimator, so a shrunk statistic can be
         compared with the KME statistic of the same form; see
-        :doc:`/estimators_in_tests`.
+        :doc:`/estimators_in_tests`. ``"regularized"``: the spectral-regularised
+        MMD of Hagrass et al. (2024), ``||g_lam(Sigma)^{1/2}(mu_x - mu_y)||^2``
+        in U-form (with the KME), configured by `filter`, `lam`, `covariance`;
+        see :doc:`/user_guide/regularized`.
     method : {"permutation", "gamma"} or PermutationMethod or GammaMethod
         Null distribution: permutations (default; exact level) or the gamma
         approximation of Gretton et al. (2009) for the biased KME statistic
@@ -272,6 +279,25 @@ def two_sample_test(
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
+    filter : {"tikhonov", "showalter", "iterated_tikhonov", "cutoff"}
+        The spectral filter ``g_lam`` of ``statistic="regularized"``
+        (Tikhonov ``1/(x + lam)``, Showalter ``(1 - exp(-x/lam))/x``, iterated
+        Tikhonov of order 2, spectral cut-off).
+    lam : float, sequence of float or "auto"
+        Its parameter, in the units of the covariance operator's
+        eigenvalues: one value (one statistic), or a grid — ``"auto"``
+        (default) is ``tr(Sigma) x 10^[-6, 1]`` on 10 points — aggregated with
+        exact level (the adaptive test: the weighted minimum of the members'
+        permutation p-values, :func:`kmtests.aggregated_two_sample_test`).
+    covariance : {"pooled", "split"}
+        The covariance operator ``Sigma`` of ``statistic="regularized"``: of
+        the pooled sample (default; permutation-invariant, no data are held
+        out), or of held-out points as in Hagrass et al. (``"split"``:
+        `split_size` random points of each sample, of which a fair coin keeps
+        one per pair, the statistic on the other points).
+    split_size : int, optional
+        The number of held-out pairs for ``covariance="split"`` (default 20%
+        of the smaller sample).
 
     Returns
     -------
@@ -338,8 +364,14 @@ def two_sample_test(
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
                           progress=progress)
     tuning_ = check_choice(tuning, "tuning", _TUNINGS)
-    problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
     name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
+    if isinstance(statistic, str) and statistic.lower() == "regularized":
+        from ._regularized import regularized_two_sample
+
+        return regularized_two_sample(x, y, resolve_kernel(kernel, bandwidth),
+                                      resolve_estimator(estimator), meth, filter, lam,
+                                      covariance, split_size, name)
+    problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res

@@ -46,6 +46,10 @@ def centre(K: np.ndarray) -> np.ndarray:
     return CentredGram.from_gram(K).Kc
 
 
+def _key(M: np.ndarray) -> tuple[float, float, float]:
+    return (float(np.einsum("ij,ij->", M, M)), float(np.trace(M)), float(M.max()))
+
+
 @dataclass(frozen=True, eq=False)
 class PairedGrams:
     """Permutation-invariant quantities of the two centred Gram matrices."""
@@ -62,6 +66,17 @@ class PairedGrams:
     @classmethod
     def from_centred(cls, cgK: CentredGram, cgL: CentredGram) -> "PairedGrams":
         return cls(cgK.Kc, cgL.Kc)
+
+    @classmethod
+    def oriented(cls, Kc: np.ndarray, Lc: np.ndarray) -> "PairedGrams":
+        """The pair in a canonical order, so a test does not depend on argument order.
+
+        The statistics are symmetric in the two matrices, and permuting the
+        rows of one variable or of the other gives the same null distribution;
+        putting the pair in an order fixed by the matrices themselves makes the
+        Monte Carlo p-value, for a given seed, identical too.
+        """
+        return cls(Lc, Kc) if _key(Lc) < _key(Kc) else cls(Kc, Lc)
 
     @property
     def n(self) -> int:
