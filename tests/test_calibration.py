@@ -158,3 +158,60 @@ def test_gamma_approximation_level_at_moderate_n(test):
                                             method="gamma")
         rej += res.pvalue <= ALPHA
     assert lo <= rej <= hi, f"rejections {rej}/{reps} outside [{lo}, {hi}]"
+
+
+# -- the regularised and aggregated tests ------------------------------------------------------
+_NEW_TESTS = {
+    # two-sample
+    "sr-mmd tikhonov": ("mmd", dict(statistic="regularized", filter="tikhonov", lam=1e-3)),
+    "sr-mmd showalter": ("mmd", dict(statistic="regularized", filter="showalter", lam=1e-2)),
+    "sr-mmd split": ("mmd", dict(statistic="regularized", covariance="split", split_size=4,
+                                 lam=1e-2)),
+    "sr-mmd auto": ("mmd", dict(statistic="regularized", lam="auto")),
+    "mmdagg": ("mmdagg", dict(bandwidths=5)),
+    "mmdagg estimators+filters": ("mmdagg", dict(bandwidths=3, estimators=["kme", "skmse"],
+                                                 statistics=["unbiased", "biased"],
+                                                 filters="showalter", lams=[1e-3, 1e-1])),
+    "mmd-fuse": ("mmdagg", dict(bandwidths=5, method="fuse")),
+    # independence
+    "nocco tikhonov": ("hsic", dict(statistic="regularized", lam=1e-2)),
+    "nocco cutoff auto": ("hsic", dict(statistic="regularized", filter="cutoff", lam="auto")),
+    "hsicagg": ("hsicagg", dict(bandwidths_x=3, bandwidths_y=3)),
+    "hsic-fuse + nocco": ("hsicagg", dict(bandwidths_x=2, bandwidths_y=2, filters="tikhonov",
+                                          lams=[1e-3, 1e-1], method="fuse")),
+}
+
+
+def _new_test_rate(name, kind, n, reps, seed, b=39):
+    test, kw = _NEW_TESTS[name]
+    gen = np.random.default_rng(seed)
+    rej = 0
+    for _ in range(reps):
+        if test in ("mmd", "mmdagg"):
+            x, y = _null_sample(kind, gen, n, 2), _null_sample(kind, gen, n + 3, 2)
+            fn = kmtests.two_sample_test if test == "mmd" else kmtests.aggregated_two_sample_test
+        else:
+            x, y = _null_sample(kind, gen, n, 1), _null_sample(kind, gen, n, 2)
+            fn = kmtests.independence_test if test == "hsic" else \
+                kmtests.aggregated_independence_test
+        res = fn(x, y, n_resamples=b, rng=gen, **kw)
+        rej += res.pvalue <= ALPHA  # B = 39: the exact level is 2/40 = 0.05
+    return rej
+
+
+_NULLS = [("normal", 8), ("t3", 20), ("poisson", 12)]
+_HEAVY = ("mmdagg estimators+filters",)  # per-permutation LOOCV members: one null only
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, kind, n", [
+    (name, kind, n) for name in _NEW_TESTS for kind, n in _NULLS
+    if name not in _HEAVY or kind == "poisson"])
+def test_regularized_and_aggregated_tests_keep_their_level(name, kind, n):
+    """Type-I error of every regularised and aggregated configuration, small n included,
+    under a Gaussian, a heavy-tailed and a discrete (tied) null."""
+    reps = 300
+    lo, hi = _band(reps)
+    seed = 1000 + 17 * list(_NEW_TESTS).index(name) + n
+    rej = _new_test_rate(name, kind, n, reps, seed)
+    assert lo <= rej <= hi, f"rejections {rej}/{reps} outside [{lo}, {hi}]"

@@ -13,7 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["SCENARIOS", "Scenario", "get_scenario"]
+__all__ = ["SCENARIOS", "Scenario", "cauchy_shift", "gaussian_mean_shift",
+           "gaussian_scale_shift", "get_scenario", "perturbed_uniform", "sinusoid"]
 
 Sampler = Callable[[int, float, np.random.Generator], "tuple[np.ndarray, np.ndarray]"]
 _Pair = tuple[np.ndarray, np.ndarray]
@@ -135,6 +136,149 @@ def _eckerle(n: int, effect: float, gen: _Gen) -> _Pair:
     return x, y
 
 
+# -- the settings of the regularised and aggregated tests' papers -------------------------------
+def gaussian_mean_shift(d: int = 10) -> Scenario:
+    """x ~ N(0, I_d), y ~ N(effect 1_d, I_d): every coordinate shifted (Hagrass et al., 2024).
+
+    Examples
+    --------
+    >>> from kmtests.datasets import gaussian_mean_shift
+    >>> x, y = gaussian_mean_shift(50).sample(200, 0.1, rng=0)
+    >>> x.shape, y.shape
+    ((200, 50), (200, 50))
+    """
+    d = _dimension(d)
+
+    def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
+        return gen.normal(size=(n, d)), gen.normal(size=(n, d)) + effect
+
+    return Scenario(f"gaussian_mean_shift_d{d}", "two_sample", sampler, 0.1,
+                    f"x ~ N(0, I_{d}), y ~ N(effect 1, I_{d}) (Hagrass et al., 2024)")
+
+
+def gaussian_scale_shift(d: int = 10) -> Scenario:
+    """x ~ N(0, I_d), y ~ N(0, (1 + effect)^2 I_d) (Hagrass et al., 2024: sd ratio 1 + effect)."""
+    d = _dimension(d)
+
+    def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
+        if effect <= -1:
+            raise ValueError("`effect` of a scale shift must be > -1 (sd ratio 1 + effect).")
+        return gen.normal(size=(n, d)), (1.0 + effect) * gen.normal(size=(n, d))
+
+    return Scenario(f"gaussian_scale_shift_d{d}", "two_sample", sampler, 0.2,
+                    f"x ~ N(0, I_{d}), y ~ N(0, (1 + effect)^2 I_{d}) (Hagrass et al., 2024)")
+
+
+def cauchy_shift(d: int = 1) -> Scenario:
+    """x ~ Cauchy(0, 1)^d, y ~ Cauchy(effect, 1)^d: a median shift of every coordinate of a
+    heavy-tailed distribution (Hagrass et al., 2024)."""
+    d = _dimension(d)
+
+    def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
+        return gen.standard_cauchy(size=(n, d)), gen.standard_cauchy(size=(n, d)) + effect
+
+    return Scenario(f"cauchy_shift_d{d}", "two_sample", sampler, 0.5,
+                    f"x ~ Cauchy(0, 1)^{d}, y ~ Cauchy(effect, 1)^{d} (Hagrass et al., 2024)")
+
+
+def _bump(t: np.ndarray) -> np.ndarray:
+    """G of Schrab et al. (2023), Sec. 5.4: a smooth bump on (-1, -1/2), minus one on
+    (-1/2, 0), zero elsewhere (it integrates to 0)."""
+    out = np.zeros_like(t)
+    a = (t > -1.0) & (t < -0.5)
+    b = (t > -0.5) & (t < 0.0)
+    out[a] = np.exp(-1.0 / (1.0 - (4.0 * t[a] + 3.0) ** 2))
+    out[b] = -np.exp(-1.0 / (1.0 - (4.0 * t[b] + 1.0) ** 2))
+    return out
+
+
+def perturbed_uniform_density(x: np.ndarray, theta: np.ndarray, perturbations: int,
+                              amplitude: float) -> np.ndarray:
+    """``1 + amplitude sum_nu theta_nu prod_r G(P x_r - nu_r)`` on [0, 1]^d (0 outside)."""
+    import itertools
+
+    n, d = x.shape
+    P = perturbations
+    f = np.zeros(n)
+    for i, nu in enumerate(itertools.product(range(1, P + 1), repeat=d)):
+        term = np.ones(n)
+        for r in range(d):
+            term = term * _bump(P * x[:, r] - nu[r])
+        f += theta[i] * term
+    inside = np.all((x >= 0) & (x <= 1), axis=1)
+    return np.where(inside, 1.0 + amplitude * f, 0.0)
+
+
+def perturbed_uniform(d: int = 1, perturbations: int = 2, smoothness: float = 1.0) -> Scenario:
+    """x ~ U[0, 1]^d, y from the uniform density with `perturbations`^d smooth bumps of random
+    signs (Schrab et al., 2023, Sec. 5.4; also Hagrass et al., 2024 and Biggs et al., 2023).
+
+    ``effect`` is the multiplier ``c_d`` of the bumps' amplitude
+    ``c_d P^(-smoothness)`` (the papers use 2.7 for d = 1 and 7.3 for d = 2); the
+    density stays non-negative for ``c_d <= e^d P^smoothness``. The signs are drawn
+    afresh for every data set, as in the papers. Samples of y by rejection.
+
+    Examples
+    --------
+    >>> from kmtests.datasets import perturbed_uniform
+    >>> sc = perturbed_uniform(d=1, perturbations=3)
+    >>> x, y = sc.sample(500, 2.7, rng=0)
+    >>> bool(y.min() >= 0 and y.max() <= 1)
+    True
+    """
+    d = _dimension(d)
+    from .._validation import check_positive_int
+
+    P = check_positive_int(perturbations, "perturbations")
+
+    def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
+        amplitude = effect * P ** (-smoothness)
+        if not 0 <= amplitude * np.exp(-d) <= 1:
+            raise ValueError(f"`effect` of {name!r} must be in [0, {np.exp(d) * P ** smoothness:.4g}]"
+                             f" (the density is negative beyond); got {effect!r}.")
+        theta = gen.choice([-1.0, 1.0], size=P**d)
+        x = gen.uniform(size=(n, d))
+        top = 1.0 + amplitude * np.exp(-d)
+        out = np.empty((0, d))
+        while out.shape[0] < n:
+            m = max(2 * (n - out.shape[0]), 64)
+            cand = gen.uniform(size=(m, d))
+            keep = gen.uniform(0.0, top, size=m) <= perturbed_uniform_density(
+                cand, theta, P, amplitude)
+            out = np.vstack([out, cand[keep]])
+        return x, out[:n]
+
+    name = f"perturbed_uniform_d{d}_p{P}"
+    return Scenario(name, "two_sample", sampler, 2.7 if d == 1 else 7.3,
+                    f"x ~ U[0, 1]^{d}, y ~ the uniform density with {P}^{d} bumps of random "
+                    f"signs and amplitude effect x {P}^-{smoothness:g} (Schrab et al., 2023)")
+
+
+def sinusoid() -> Scenario:
+    """(x, y) on [-pi, pi]^2 with density ``(1 + sin(effect x) sin(effect y)) / (4 pi^2)``:
+    uniform marginals, dependence of frequency ``effect`` (0: independence; higher
+    frequencies are harder; Sejdinovic et al., 2013; Schrab et al., 2022)."""
+
+    def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
+        out = np.empty((0, 2))
+        while out.shape[0] < n:
+            m = max(2 * (n - out.shape[0]), 64)
+            cand = gen.uniform(-np.pi, np.pi, size=(m, 2))
+            dens = 1.0 + np.sin(effect * cand[:, 0]) * np.sin(effect * cand[:, 1])
+            out = np.vstack([out, cand[gen.uniform(0.0, 2.0, size=m) <= dens]])
+        return out[:n, :1], out[:n, 1:]
+
+    return Scenario("sinusoid", "independence", sampler, 2.0,
+                    "(x, y) ~ (1 + sin(effect x) sin(effect y)) / (4 pi^2) on [-pi, pi]^2 "
+                    "(frequency effect; Sejdinovic et al., 2013)")
+
+
+def _dimension(d: int) -> int:
+    from .._validation import check_positive_int
+
+    return check_positive_int(d, "d")
+
+
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("mean_shift", "two_sample", _mean_shift, 0.5,
              "x ~ N(0, I_2), y ~ N((effect, 0), I_2)"),
@@ -160,6 +304,12 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              "transmittance); each y is replaced by an independent random y with "
              "probability 1 - effect (effect = 1: the data as measured; 0: independence)",
              max_n=35),
+    gaussian_mean_shift(10),
+    gaussian_scale_shift(10),
+    cauchy_shift(1),
+    perturbed_uniform(1, 2),
+    perturbed_uniform(2, 2),
+    sinusoid(),
 ]}
 
 

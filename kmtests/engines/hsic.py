@@ -46,6 +46,10 @@ def centre(K: np.ndarray) -> np.ndarray:
     return CentredGram.from_gram(K).Kc
 
 
+#: below this many products (permutations x n^2) a batch of pair sums runs on one thread
+_SERIAL_WORK = 1 << 20
+
+
 def _key(M: np.ndarray) -> tuple[float, float, float]:
     return (float(np.einsum("ij,ij->", M, M)), float(np.trace(M)), float(M.max()))
 
@@ -109,7 +113,15 @@ def pair_sums(pg: PairedGrams, perms: np.ndarray) -> tuple[np.ndarray, np.ndarra
     from ._jit_hsic import pair_sums as jit_pair_sums  # numba loads on first use
 
     S = np.empty(perms.shape[0])
-    jit_pair_sums(pg.Kc, pg.Lc, perms, S)
+    if perms.shape[0] * pg.n * pg.n < _SERIAL_WORK:
+        # small work: one thread (a parallel launch costs more than the sums, and up to 100x
+        # more when another process holds a core); the bits do not depend on the threads
+        from ._threads import numba_threads
+
+        with numba_threads(1):
+            jit_pair_sums(pg.Kc, pg.Lc, perms, S)
+    else:
+        jit_pair_sums(pg.Kc, pg.Lc, perms, S)
     D = (pg.dL[perms] * pg.dK).sum(axis=1)  # row-wise: the same bits for any batch size
     return S, D
 
