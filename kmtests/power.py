@@ -36,21 +36,75 @@ def _task_seed(root: np.random.SeedSequence, i_point: int, rep: int) -> np.rando
     return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i_point, rep))
 
 
-def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.random.SeedSequence,
-              estimators: Sequence[Any], est_names: Sequence[str], n_resamples: int,
-              test_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-    from . import independence_test, two_sample_test
+@dataclass(frozen=True)
+class _Config:
+    """One compared configuration: a test function's keyword arguments, or a callable."""
 
+    name: str
+    kwargs: dict[str, Any]
+    aggregated: bool = False
+    function: Any = None   # callable(x, y, *, n_resamples, rng) -> result
+
+    def run(self, x: np.ndarray, y: np.ndarray, kind: str, n_resamples: int,
+            perm_seed: np.random.SeedSequence) -> float:
+        if self.function is not None:
+            fn = self.function
+        elif self.aggregated:
+            from .aggregated import aggregated_independence_test, aggregated_two_sample_test
+
+            fn = aggregated_two_sample_test if kind == "two_sample" else \
+                aggregated_independence_test
+        else:
+            from . import independence_test, two_sample_test
+
+            fn = two_sample_test if kind == "two_sample" else independence_test
+        # the same permutation stream for every configuration: common random numbers
+        res = fn(x, y, n_resamples=n_resamples, rng=np.random.default_rng(perm_seed),
+                 **self.kwargs)
+        return float(res.pvalue)
+
+
+def _configs(estimators: Iterable[Any], tests: Any, test_kwargs: dict[str, Any]
+             ) -> list[_Config]:
+    """The compared configurations: one per estimator, or one per entry of `tests`."""
+    out: list[_Config] = []
+    if tests is None:
+        for est in estimators:
+            out.append(_Config(_est_name(est), {**test_kwargs, "estimator": est}))
+    else:
+        if not hasattr(tests, "items"):
+            raise TypeError("`tests` must map labels to keyword-argument dicts or callables.")
+        for label, spec in tests.items():
+            if callable(spec):
+                out.append(_Config(str(label), dict(test_kwargs), function=spec))
+                continue
+            if not hasattr(spec, "items"):
+                raise TypeError(f"`tests[{label!r}]` must be a dict of keyword arguments or a "
+                                f"callable; got {type(spec).__name__}.")
+            kw = {**test_kwargs, **dict(spec)}
+            agg = bool(kw.pop("aggregated", False))
+            for bad in ("n_resamples", "rng"):
+                if bad in kw:
+                    raise ValueError(f"`tests[{label!r}]` must not contain {bad!r}; it is set "
+                                     "by power_curve.")
+            out.append(_Config(str(label), kw, aggregated=agg))
+    if not out:
+        raise ValueError("`estimators` must name at least one estimator.")
+    names = [c.name for c in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"`estimators` must have distinct names; got {names}.")
+    return out
+
+
+def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.random.SeedSequence,
+              configs: Sequence[_Config], n_resamples: int) -> list[dict[str, Any]]:
     data_seed, perm_seed = seed.spawn(2)
     x, y = scenario.sample(n, effect, np.random.default_rng(data_seed))
-    test = two_sample_test if scenario.kind == "two_sample" else independence_test
     rows = []
-    for est, name in zip(estimators, est_names):
-        # the same permutation stream for every estimator: common random numbers
-        res = test(x, y, estimator=est, n_resamples=n_resamples,
-                   rng=np.random.default_rng(perm_seed), **test_kwargs)
+    for cfg in configs:
         rows.append({"scenario": scenario.name, "test": scenario.kind, "n": n, "effect": effect,
-                     "repetition": rep, "estimator": name, "pvalue": res.pvalue})
+                     "repetition": rep, "estimator": cfg.name,
+                     "pvalue": cfg.run(x, y, scenario.kind, n_resamples, perm_seed)})
     return rows
 
 
@@ -175,6 +229,7 @@ def power_curve(
     progress: bool = False,
     checkpoint: str | os.PathLike | None = None,
     test_kwargs: dict[str, Any] | None = None,
+    tests: dict[str, Any] | None = None,
 ) -> PowerCurveResult:
     """Power of the kernel test of a scenario across estimators and sizes.
 
@@ -215,6 +270,16 @@ def power_curve(
         from the same `rng`, `n_resamples` and test settings.
     test_kwargs : dict, optional
         Extra keyword arguments for the test (kernel, bandwidth, statistic...).
+    tests : dict, optional
+        Compare tests instead of estimators: ``{label: spec}``, where `spec` is
+        a dict of keyword arguments of the scenario's test
+        (:func:`~kmtests.two_sample_test` or :func:`~kmtests.independence_test`;
+        with ``"aggregated": True``, of :func:`~kmtests.aggregated_two_sample_test`
+        or :func:`~kmtests.aggregated_independence_test`), or a callable
+        ``f(x, y, *, n_resamples, rng) -> result``. Every test sees the same
+        data and the same permutation stream in each repetition. The label
+        goes in the ``estimator`` column of the tables. `estimators` is then
+        ignored (put ``estimator`` in a spec).
 
     Returns
     -------
@@ -232,12 +297,6 @@ def power_curve(
     30    1.0
     """
     scen = get_scenario(scenario)
-    est_list = list(estimators)
-    if not est_list:
-        raise ValueError("`estimators` must name at least one estimator.")
-    est_names = [_est_name(e) for e in est_list]
-    if len(set(est_names)) != len(est_names):
-        raise ValueError(f"`estimators` must have distinct names; got {est_names}.")
     sizes = [check_positive_int(int(n) if isinstance(n, np.integer) else n, "sample_sizes")
              for n in sample_sizes]
     effs = [float(scen.default_effect)] if effects is None else [float(e) for e in effects]
@@ -250,6 +309,8 @@ def power_curve(
     for bad in ("estimator", "n_resamples", "rng"):
         if bad in test_kwargs:
             raise ValueError(f"`test_kwargs` must not contain {bad!r}; it is set by power_curve.")
+    configs = _configs(estimators, tests, test_kwargs)
+    est_names = [c.name for c in configs]
     seed_int = None
     if isinstance(rng, np.random.Generator):
         root = np.random.SeedSequence(int(rng.integers(2**63)))
@@ -275,8 +336,8 @@ def power_curve(
         from joblib import delayed
 
         for i, n, e, rep in tasks:
-            yield delayed(_run_task)(scen, n, e, rep, _task_seed(root, i, rep), est_list,
-                                     est_names, n_resamples, test_kwargs)
+            yield delayed(_run_task)(scen, n, e, rep, _task_seed(root, i, rep), configs,
+                                     n_resamples)
 
     bar = None
     if progress:
@@ -286,8 +347,8 @@ def power_curve(
     rows: list[dict[str, Any]] = []
     if n_jobs is None:
         for i, n, e, rep in tasks:
-            rows.extend(_run_task(scen, n, e, rep, _task_seed(root, i, rep), est_list,
-                                  est_names, n_resamples, test_kwargs))
+            rows.extend(_run_task(scen, n, e, rep, _task_seed(root, i, rep), configs,
+                                  n_resamples))
             if bar is not None:
                 bar.update(1)
     else:

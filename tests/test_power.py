@@ -136,3 +136,38 @@ def test_cli_power(tmp_path, capsys):
     assert png.stat().st_size > 1000
     assert "Power study: mean_shift" in capsys.readouterr().out
     assert _cli.main(["power", "--scenario", "nope"]) == 2
+
+
+def test_power_curve_compares_tests_on_the_same_data_and_permutations():
+    import kmtests
+
+    tests = {
+        "MMD": {"statistic": "unbiased"},
+        "SR-MMD": {"statistic": "regularized", "lam": 1e-3},
+        "MMDAgg": {"aggregated": True, "bandwidths": 3},
+        "callable": lambda x, y, *, n_resamples, rng: kmtests.two_sample_test(
+            x, y, statistic="unbiased", n_resamples=n_resamples, rng=rng),
+    }
+    res = power_curve("mean_shift", tests=tests, sample_sizes=[12], effects=[0.8],
+                      repetitions=4, n_resamples=49, rng=3)
+    raw = res.raw
+    assert sorted(raw["estimator"].unique()) == sorted(tests)
+    # the callable runs the same test on the same data with the same permutations
+    a = raw[raw["estimator"] == "MMD"]["pvalue"].to_numpy()
+    b = raw[raw["estimator"] == "callable"]["pvalue"].to_numpy()
+    np.testing.assert_array_equal(a, b)
+    # and each row is the test re-run on the scenario's data with the task's seeds
+    from kmtests.datasets import get_scenario
+    from kmtests.power import _task_seed
+
+    root = np.random.SeedSequence(3)
+    data_seed, perm_seed = _task_seed(root, 0, 2).spawn(2)
+    x, y = get_scenario("mean_shift").sample(12, 0.8, np.random.default_rng(data_seed))
+    want = kmtests.aggregated_two_sample_test(x, y, bandwidths=3, n_resamples=49,
+                                              rng=np.random.default_rng(perm_seed)).pvalue
+    got = raw[(raw["estimator"] == "MMDAgg") & (raw["repetition"] == 2)]["pvalue"].item()
+    assert got == want
+    with pytest.raises(ValueError, match="n_resamples"):
+        power_curve("mean_shift", tests={"x": {"n_resamples": 9}}, repetitions=1)
+    with pytest.raises(TypeError, match="tests"):
+        power_curve("mean_shift", tests={"x": 3}, repetitions=1)
