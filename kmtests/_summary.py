@@ -95,8 +95,9 @@ def format_value(v: Any, width: int | None = None) -> tuple[str, bool]:
     """A setting's value as text of at most `width` characters.
 
     Floats get 4 significant digits; a list that does not fit is summarised
-    (``"30 values in [0.04, 0.11]"``; booleans: ``"2 of 30"``, the number
-    that are true); a string that does not fit is cut with ``"..."``.
+    (``"30 values in [0.04, 0.11]"``, shorter forms if that does not fit;
+    booleans: ``"2 of 30"``, the number that are true); a string that does
+    not fit is cut with ``"..."``.
 
     Returns
     -------
@@ -135,10 +136,12 @@ def format_value(v: Any, width: int | None = None) -> tuple[str, bool]:
         full = "[" + ", ".join(format_number(u) for u in nums) + "]"
         if _fits(full, width) or not nums:
             return full, False
-        lo, hi = format_number(min(nums)), format_number(max(nums))
-        for text in (f"{len(nums)} values in [{lo}, {hi}]", f"[{lo}, {hi}] ({len(nums)})"):
-            if _fits(text, width):
-                return text, True
+        n = len(nums)
+        for digits in (4, 3, 2):
+            lo, hi = format_number(min(nums), digits), format_number(max(nums), digits)
+            for text in (f"{n} values in [{lo}, {hi}]", f"{n} in [{lo}, {hi}]"):
+                if _fits(text, width):
+                    return text, True
         return _cut(full, width)
     if isinstance(v, (bool, np.bool_)):
         return _cut(str(bool(v)), width)
@@ -226,9 +229,11 @@ def result_table(stub: str, header: Sequence[str], values: Sequence[str],
     from statsmodels.iolib.table import SimpleTable
     from statsmodels.iolib.tableformatting import fmt_params
 
-    n = max(len(values), 1)
-    col = min(14, (width - max(len(stub), 10)) // n - 1)
-    widths = [max(len(h), len(v), col) for h, v in zip(header, values)]
+    need = [max(len(h), len(v)) for h, v in zip(header, values)]
+    for col in range(14, 0, -1):
+        widths = [max(n, col) for n in need]
+        if max(len(stub), 10) + sum(widths) + len(widths) <= width:
+            break
     stub_w = max(len(stub), min(width - sum(widths) - len(widths), 24))
     fmt = copy.deepcopy(fmt_params)
     fmt.update(data_fmts=["%s"] * len(values), colwidths=[stub_w, *widths])
