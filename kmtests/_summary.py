@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # statsmodels is imported when a report is built
     from statsmodels.iolib.table import SimpleTable
 
 __all__ = ["Annotated", "Summary", "WIDTH", "format_bound", "format_number", "format_pvalue",
-           "format_value", "result_table", "settings_table"]
+           "format_value", "html_settings_table", "result_table", "settings_table"]
 
 #: width of every table and wrapped line of a report
 WIDTH = 78
@@ -137,7 +137,7 @@ def format_value(v: Any, width: int | None = None) -> tuple[str, bool]:
         if _fits(full, width) or not nums:
             return full, False
         n = len(nums)
-        for digits in (4, 3, 2):
+        for digits in (4, 3, 2, 1):
             lo, hi = format_number(min(nums), digits), format_number(max(nums), digits)
             for text in (f"{n} values in [{lo}, {hi}]", f"{n} in [{lo}, {hi}]"):
                 if _fits(text, width):
@@ -202,7 +202,7 @@ def settings_table(lines: Sequence[tuple[Pair, ...]], title: str,
             blocks[-1].append(line)
         else:
             blocks.append([line])
-    tables = []
+    tables: list[SimpleTable] = []
     for i, block in enumerate(blocks):
         fmt = copy.deepcopy(fmt_2cols)
         if len(block[0]) == 2:
@@ -216,6 +216,19 @@ def settings_table(lines: Sequence[tuple[Pair, ...]], title: str,
                    table_dec_below="=" if i == len(blocks) - 1 else None)
         tables.append(SimpleTable(data, title=title if i == 0 else "", txt_fmt=fmt))
     return tables, shortened
+
+
+def html_settings_table(tables: Sequence[SimpleTable]) -> SimpleTable:
+    """The blocks of :func:`settings_table` as one 4-column table, for HTML.
+
+    In HTML the columns size themselves, so the one-column lines need no
+    table of their own: their value goes in the second column.
+    """
+    from statsmodels.iolib.table import SimpleTable
+
+    data = [[str(c.data) for c in row] + ["", ""] * (len(row) == 2)
+            for t in tables for row in t]
+    return SimpleTable(data, title=tables[0].title if tables else "")
 
 
 def result_table(stub: str, header: Sequence[str], values: Sequence[str],
@@ -259,12 +272,17 @@ class Summary:
     Attributes
     ----------
     tables : list of statsmodels SimpleTable
+        The tables of the text report.
     notes : list of str
+    html_tables : list of statsmodels SimpleTable, optional
+        The tables of the HTML report, when they differ (default: `tables`).
     """
 
-    def __init__(self, tables: list[SimpleTable], notes: list[str] | None = None) -> None:
+    def __init__(self, tables: list[SimpleTable], notes: list[str] | None = None, *,
+                 html_tables: list[SimpleTable] | None = None) -> None:
         self.tables = tables
         self.notes = list(notes or [])
+        self._html_tables = html_tables
 
     def as_text(self) -> str:
         """The report as text: the tables, then the numbered notes wrapped to 78 columns."""
@@ -282,7 +300,7 @@ class Summary:
     def as_html(self) -> str:
         """The report as HTML: statsmodels' tables and the notes, all text escaped."""
         parts = []
-        for t in self.tables:
+        for t in self.tables if self._html_tables is None else self._html_tables:
             _reparent(t)
             escaped = copy.deepcopy(t)
             for row in escaped:

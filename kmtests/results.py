@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 import numpy as np
 
 from ._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
-                       format_pvalue, result_table, settings_table)
+                       format_pvalue, html_settings_table, result_table,
+                       settings_table)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -344,7 +345,7 @@ class KernelTestResult:
             conf = f"{100 * (1 - alpha):.4g}%"
             header += [f"p {conf} MC low", f"p {conf} MC high"]
             values += [format_bound(ci[0]), format_bound(ci[1])]
-        tables = [*settings, result_table(self.statistic_name, header, values)]
+        results = result_table(self.statistic_name, header, values)
         notes = [f"Alternative hypothesis: {self.alternative_text}."]
         notes += self.method.notes(self, alpha)
         param_note = self._param_note()
@@ -362,7 +363,8 @@ class KernelTestResult:
         if len(cut) < len(shortened):
             notes.append("Lists are summarised in the table (number of values and range); "
                          "the full values are in `params` and `bandwidths`.")
-        return Summary(tables, notes)
+        return Summary([*settings, results], notes,
+                       html_tables=[html_settings_table(settings), results])
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """One-row DataFrame with the statistic, p-value, its interval and settings."""
