@@ -197,24 +197,6 @@ class KernelTestResult:
                 f"method={self.method.name!r}, estimator={self.estimator.name!r})")
 
     # -- summary: the settings table ----------------------------------------------------------
-    def _variables(self) -> tuple[str, ...] | None:
-        """The names of the data by role, from `data_name` (None: nothing to add).
-
-        ``"temp and y[pres, hum]"`` (a named Series and a DataFrame's columns)
-        gives ``("temp", "pres, hum")``; an unnamed input is ``"-"``. A name
-        that is not of the form ``"<x> and <y>"`` is returned whole.
-        """
-        if self.data_name == "x and y":
-            return None
-        parts = self.data_name.split(" and ")
-        if len(parts) != 2:
-            return (self.data_name,)
-        out = []
-        for part, role in zip(parts, ("x", "y")):
-            m = re.fullmatch(rf"{role}\[(.*)\]", part)
-            out.append(m.group(1) if m else "-" if part == role else part)
-        return tuple(out)
-
     def _kernel_value(self, role: str) -> Any:
         kern = self.kernels[role]
         desc = kern.describe()
@@ -235,11 +217,12 @@ class KernelTestResult:
         """The lines of the settings table: (left, right) key/value pairs.
 
         Related settings share a line: role x on the left, role y on the
-        right (sample sizes, variables, kernels, bandwidths, the estimator's
-        parameters chosen on each sample or variable). Parameters with one
-        role (chosen on the pooled sample or the observed data) take one line
-        each, in the left column; the general rows (estimator, tuning) and the
-        null method's rows fill both columns in order.
+        right (sample sizes, kernels, bandwidths, the estimator's parameters
+        chosen on each sample or variable). Settings with one role (the data's
+        names, the kernel of both samples, parameters chosen on the pooled
+        sample or the observed data) take a line each, the whole width; the
+        general rows (estimator, tuning) and the null method's rows fill both
+        columns in order.
         """
         general: list[tuple[str, Any]] = [("Estimator", self.estimator.name)]
         if self.estimator.name != "kme":
@@ -250,11 +233,8 @@ class KernelTestResult:
         lines = _flow(general)
         if len(sizes) == 2:
             lines.append((sizes[0], sizes[1]))
-        names = self._variables()
-        if names is not None and len(names) == 2:
-            lines.append((("Variables (x)", names[0]), ("Variables (y)", names[1])))
-        elif names is not None:
-            lines.append((("Data", names[0]),))
+        if self.data_name != "x and y":  # names of pandas inputs, or the user's data_name
+            lines.append((("Data", self.data_name),))
         lines += self._kernel_lines()
         lines += self._param_lines()
         lines += _flow(self.method.info_rows(self))
@@ -355,7 +335,7 @@ class KernelTestResult:
             which = "The kernel" if role == "kernel" else f"The kernel of {role}"
             notes.append(f"{which} is marginalized by the estimator: the test uses "
                          f"{_shorten_lists(text.removeprefix('marginalized: '))}.")
-        notes += [n[0].upper() + n[1:] if n else n for n in self.notes]
+        notes += [_sentence(n) for n in self.notes if n]
         full = {k: v for ln in lines for e in ln if e is not None for k, v in [e]}
         cut = [k for k in shortened if isinstance(_unwrap(full[k]), str)]
         if cut:
@@ -450,6 +430,12 @@ def _same(a: Any, b: Any) -> bool:
         return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
     except Exception:  # pragma: no cover - incomparable values
         return False
+
+
+def _sentence(note: str) -> str:
+    """A note of `notes` as a sentence of the summary: capital first, full stop last."""
+    note = note[0].upper() + note[1:]
+    return note if note.endswith((".", "!", "?")) else note + "."
 
 
 def _unwrap(v: Any) -> Any:

@@ -251,7 +251,7 @@ def test_independence_pandas_names(rng):
                                     n_resamples=19, rng=1)
     text, summ = check_report(res)
     assert "\ndata:  temp and y[pres, hum]\n" in text
-    assert re.search(r"^ *Variables \(x\): temp +Variables \(y\): pres, hum$", summ, re.M)
+    assert re.search(r"^ *Data: temp and y\[pres, hum\]$", summ, re.M)
     assert re.search(r"^ *Estimator: fkmse +Tuning: permutation$", summ, re.M)
     assert re.search(r"^ *lam: \S+$", summ, re.M)   # the observed data's: one column
     assert "Estimator parameters: those chosen on the observed data" in summ
@@ -260,10 +260,10 @@ def test_independence_pandas_names(rng):
                                   n_resamples=19, rng=1)
     text, summ = check_report(two)
     assert "\ndata:  x[temp, pres] and y[temp, pres]\n" in text
-    assert re.search(r"^ *Variables \(x\): temp, pres +Variables \(y\): temp, pres$", summ, re.M)
+    assert re.search(r"^ *Data: x\[temp, pres\] and y\[temp, pres\]$", summ, re.M)
     # numpy inputs: nothing to add
     plain = kmtests.two_sample_test(df.to_numpy(), df.to_numpy() + 1, n_resamples=19, rng=1)
-    assert "Variables" not in str(plain.summary()) and "data:  x and y" in str(plain)
+    assert "Data:" not in str(plain.summary()) and "data:  x and y" in str(plain)
 
 
 def test_long_names_are_cut_with_a_note(rng):
@@ -271,10 +271,13 @@ def test_long_names_are_cut_with_a_note(rng):
     df = pd.DataFrame(rng.normal(size=(20, 3)), columns=cols)
     res = kmtests.independence_test(df[cols[:1]], df[cols[1:]], n_resamples=19, rng=1)
     text, summ = check_report(res)
-    assert re.search(r"Variables \(y\): a_rather_long\S*\.\.\.", summ)
-    assert ("In full: Variables (x): a_rather_long_column_name_0; Variables (y): "
-            "a_rather_long_column_name_1, a_rather_long_column_name_2.") in \
-        summ.replace("\n    ", " ")
+    name = "x[a_rather_long_column_name_0] and y[a_rather_long_column_name_1, " \
+           "a_rather_long_column_name_2]"
+    assert res.data_name == name
+    line = next(line for line in summ.splitlines() if re.match(r"^ *Data: ", line))
+    assert line.endswith("...") and len(line) == TABLE
+    assert name.startswith(line.split("Data: ")[1][:-3])
+    assert f"In full: Data: {name}." in summ.replace("\n    ", " ")
     assert "data:  x[a_rather_long_column_name_0] and y[a_rather_long_column_name_1,\n" \
            "       a_rather_long_column_name_2]" in text
     other = dataclasses.replace(res, data_name="the wine data")
@@ -364,7 +367,7 @@ def test_html_is_well_formed_and_escaped(rng):
     assert tables[0].find("caption").text == "Kernel two-sample test (MMD)"
     rows = [[(c.text or "").strip() for c in tr] for tr in tables[0].iter("tr")]
     assert all(len(r) == 4 for r in rows)                  # one table, 4 columns
-    assert ["Variables (x):", "<a>", "Variables (y):", "b&c"] in rows
+    assert ["Data:", "<a> and b&c", "", ""] in rows
     assert ["Kernel:", "Gaussian", "", ""] in rows
     assert ["Null:", "gamma (approx.)", "Gamma shape:", f"{res.details['gamma_shape']:.4g}"] \
         in rows
