@@ -77,14 +77,21 @@ def format_bound(p: float) -> str:
 
 @dataclass(frozen=True)
 class Annotated:
-    """A setting's value followed by a short remark, e.g. ``1.8 (median)``.
+    """A setting's value followed by a remark, e.g. ``1.8 (median)``.
 
-    `short` is the remark used when the value with `remark` does not fit.
+    `short` is the remark used when the value with `remark` does not fit;
+    `lossless` says that it says the same (otherwise the value counts as
+    shortened, and the report adds the full text in a note).
     """
 
     value: Any
     remark: str = ""
     short: str = ""
+    lossless: bool = False
+
+    def __str__(self) -> str:
+        text = format_value(self.value)[0]
+        return f"{text} {self.remark}" if self.remark else text
 
 
 def _fits(text: str, width: int | None) -> bool:
@@ -115,16 +122,21 @@ def format_value(v: Any, width: int | None = None) -> tuple[str, bool]:
     ('1 of 3', False)
     >>> format_value(Annotated(1.80123, "(median)"), 20)
     ('1.801 (median)', False)
+    >>> format_value(Annotated("Polynomial", "(degree = 2, coef0 = 1)", "(...)"), 20)
+    ('Polynomial (...)', True)
     """
     if isinstance(v, Annotated):
         if not v.remark:
             return format_value(v.value, width)
-        for remark in (v.remark, v.short or v.remark):
+        for remark in dict.fromkeys((v.remark, v.short or v.remark)):
             room = None if width is None else max(width - len(remark) - 1, 1)
             text, short = format_value(v.value, room)
             if _fits(f"{text} {remark}", width) and not short:
-                break
-        return f"{text} {remark}", short
+                return f"{text} {remark}", remark != v.remark and not v.lossless
+        text, short = format_value(v.value, room)   # the value alone, summarised to fit
+        out = f"{text} {remark}"
+        return (out, short or remark != v.remark and not v.lossless) if _fits(out, width) \
+            else _cut(out, width)
     if isinstance(v, (list, tuple, np.ndarray)):
         vals = list(np.ravel(np.asarray(v, dtype=object)))
         if vals and all(isinstance(u, (bool, np.bool_)) for u in vals):

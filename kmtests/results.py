@@ -199,11 +199,12 @@ class KernelTestResult:
     # -- summary: the settings table ----------------------------------------------------------
     def _kernel_value(self, role: str) -> Any:
         kern = self.kernels[role]
-        desc = kern.describe()
-        text = desc.partition(" (")[0] if getattr(kern, "has_bandwidth", False) else desc
+        head, _, rest = kern.describe().partition(" (")
         if self.kernel_notes.get(role):
-            return Annotated(text, "(marginalized)", "(marg.)")
-        return text
+            return Annotated(head, "(marginalized)", "(marg.)", lossless=True)
+        if not rest or getattr(kern, "has_bandwidth", False):  # the bandwidth has its row
+            return head
+        return Annotated(head, f"({rest}", "(...)")
 
     def _bandwidth_value(self, role: str) -> Any:
         kern = self.kernels[role]
@@ -339,7 +340,7 @@ class KernelTestResult:
         full = {k: v for ln in lines for e in ln if e is not None for k, v in [e]}
         cut = [k for k in shortened if isinstance(_unwrap(full[k]), str)]
         if cut:
-            notes.append("In full: " + "; ".join(f"{k}: {_unwrap(full[k])}" for k in cut) + ".")
+            notes.append("In full: " + "; ".join(f"{k}: {full[k]}" for k in cut) + ".")
         if len(cut) < len(shortened):
             notes.append("Lists are summarised in the table (number of values and range); "
                          "the full values are in `params` and `bandwidths`.")
