@@ -89,6 +89,28 @@ class KernelTestResult:
     kernel_notes : dict of str
         How a kernel was transformed by the estimator (marginalized
         estimators), by role.
+
+    Notes
+    -----
+    ``print(result)`` gives an R ``htest``-style block and ``result.summary()``
+    a statsmodels-style report (settings, result, notes), each line at most
+    80 and 78 characters wide. The result unpacks as scipy's test results do:
+    ``statistic, pvalue = result``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests import two_sample_test
+    >>> gen = np.random.default_rng(0)
+    >>> res = two_sample_test(gen.normal(size=(20, 2)), gen.normal(1.0, size=(20, 2)),
+    ...                       n_resamples=999, rng=1)
+    >>> statistic, pvalue = res
+    >>> print(f"{statistic:.4f} {pvalue:.3f}")
+    0.3788 0.001
+    >>> for line in str(res.summary()).splitlines()[3:5]:
+    ...     print(line)
+          n_x: 20                                n_y: 20
+       Kernel: Gaussian
     """
 
     statistic: float
