@@ -271,14 +271,12 @@ class KernelTestResult:
             return [(("Kernel", self._kernel_value(r)),)] + (
                 [] if bws[r] is None else [(("Bandwidth", bws[r]),)])
         lines: list[tuple[Pair, ...]] = []
-        for i in range(0, len(roles), 2):
+        for i in range(0, len(roles), 2):  # roles x and y: x on the left, y on the right
             pair = roles[i:i + 2]
-            lines.append(tuple(  # type: ignore[arg-type]
-                (f"Kernel ({r})", self._kernel_value(r)) for r in pair) + (None,) * (2 - len(pair)))
+            lines.append(_line([(f"Kernel ({r})", self._kernel_value(r)) for r in pair]))
             if any(bws[r] is not None for r in pair):
-                lines.append(tuple(  # type: ignore[arg-type]
-                    (f"Bandwidth ({r})", "-" if bws[r] is None else bws[r]) for r in pair)
-                    + (None,) * (2 - len(pair)))
+                lines.append(_line([(f"Bandwidth ({r})", "-" if bws[r] is None else bws[r])
+                                    for r in pair]))
         return lines
 
     def _param_lines(self) -> list[tuple[Pair, ...]]:
@@ -421,6 +419,11 @@ class KernelTestResult:
 
 def _config(est: Any) -> dict[str, Any]:
     return {k: v for k, v in est.get_params().items() if v is not None}
+
+
+def _line(entries: list[tuple[str, Any]]) -> tuple[Pair, Pair]:
+    """A two-column line from one or two entries."""
+    return (entries[0], entries[1] if len(entries) > 1 else None)
 
 
 def _flow(pairs: list[tuple[str, Any]]) -> list[tuple[Pair, ...]]:
