@@ -6,14 +6,19 @@ Build (warnings are errors)::
     python -m sphinx -W -b doctest docs docs/_build/doctest
 
 The build needs no network: no intersphinx inventories, no theme downloads
-(alabaster ships with Sphinx).
+(alabaster ships with Sphinx), and the pages need none to be read: MathJax
+is served from the built site itself (``sphinx-mathjax-offline`` copies its
+bundled MathJax 3 into ``_static/mathjax``). :func:`setup` makes a page that
+loads MathJax from a URL a build error.
 """
 
 from __future__ import annotations
 
 import doctest
 import os
+import re
 import sys
+from pathlib import Path
 
 # Make the package importable from a plain checkout too (it is normally
 # installed editable, in which case this is a no-op).
@@ -34,6 +39,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.doctest",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # a local MathJax (sets mathjax_path to _static/mathjax)
     "numpydoc",
 ]
 
@@ -81,3 +87,28 @@ html_theme_options = {
 html_sidebars = {
     "**": ["about.html", "navigation.html", "relations.html", "searchbox.html"],
 }
+
+
+# -- Offline maths ---------------------------------------------------------------------
+#: a <script> that loads MathJax from the network
+REMOTE_MATHJAX = re.compile(r"""<script[^>]*src=["'](?:https?:)?//[^"']*mathjax""", re.I)
+
+
+def check_offline_mathjax(app, exc) -> None:
+    """Fail the HTML build if a page loads MathJax from a URL, or the local copy is missing."""
+    from sphinx.errors import ExtensionError
+
+    if exc is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    remote = [str(p.relative_to(out)) for p in out.rglob("*.html")
+              if REMOTE_MATHJAX.search(p.read_text(encoding="utf-8"))]
+    if remote:
+        raise ExtensionError(f"pages load MathJax from the network: {', '.join(remote[:5])}")
+    if not (out / "_static" / "mathjax" / "tex-chtml.js").is_file():
+        raise ExtensionError("the local MathJax (_static/mathjax/tex-chtml.js) is missing")
+
+
+def setup(app) -> None:
+    # after sphinx-mathjax-offline's own build-finished handler, which copies MathJax
+    app.connect("build-finished", check_offline_mathjax, priority=900)

@@ -36,10 +36,6 @@ _NO_GAMMA = ("method='gamma' approximates the null of the biased KME statistic o
              "method='permutation' with statistic='regularized'.")
 
 
-def _lam_label(filt: str, lam: float) -> str:
-    return f"{filt}, lam={lam:.3g}"
-
-
 def split_held_out(n_x: int, n_y: int, s: int, gen: np.random.Generator
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The paper's held-out design: ``s`` random rows of each sample, of which a fair coin
@@ -111,17 +107,25 @@ class RegularizedTwoSample:
         lam = float(self.lam)
         if self.held_out is None:
             sg = pooled_spectral(cg, filt, np.array([lam]))
-            params = {"pooled": {"filter": self.filter, "lam": lam,
-                                 "covariance": "pooled", "rank": int(sg.F.shape[1])}}
+            params = {"regularization": {"filter": self.filter, "lam": lam,
+                                         "covariance": "pooled", "rank": int(sg.F.shape[1])}}
+            note = ("regularisation: the spectral filter acts on the centred covariance "
+                    "operator of the pooled sample, which the permutations leave unchanged "
+                    f"(one eigendecomposition; rank {int(sg.F.shape[1])}); lam is in the units "
+                    "of its eigenvalues.")
         else:
             zz = self.held_out
             K_z = kern.gram(zz)
             sg, ev = held_out_spectral(cg, kern.gram(self.z, zz), K_z, filt, np.array([lam]))
-            params = {"pooled": {"filter": self.filter, "lam": lam, "covariance": "split",
-                                 "held_out": int(zz.shape[0]), "rank": int(ev.size)}}
+            params = {"regularization": {"filter": self.filter, "lam": lam,
+                                         "covariance": "split", "rank": int(ev.size)}}
+            note = (f"regularisation: the covariance operator is estimated on {zz.shape[0]} "
+                    "held-out points (one of each of the split_size pairs drawn from x and "
+                    "y, Hagrass et al.), the statistic and its permutations use the other "
+                    "points; lam is in the units of the operator's eigenvalues.")
         self._lam_used = lam
         n_x = self.n_x
-        prep = PreparedRule(Uniform(fixed=1.0), {}, "pooled")
+        prep = PreparedRule(Uniform(fixed=1.0), {}, "pooled", note)
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
             v = spectral_mmd_values(sg, perms, n_x, True, n_jobs)
@@ -134,9 +138,7 @@ class RegularizedTwoSample:
             raise ValueError(_NO_GAMMA)
 
         return Prepared(values=values, observed=observed, gamma=gamma, prep=prep,
-                        kernels={"kernel": kern},
-                        kernel_notes={"kernel": f"spectral filter {_lam_label(self.filter, lam)}"},
-                        params=params,
+                        kernels={"kernel": kern}, params=params,
                         what=f"{self.statistic_name()} with {kern.phrase()}")
 
 
@@ -202,11 +204,14 @@ class RegularizedIndependence:
         def gamma(t: float) -> tuple[float, dict[str, Any]]:
             raise ValueError(_NO_GAMMA)
 
-        note = f"normalised by a spectral filter {_lam_label(self.filter, lam)}"
+        note = ("regularisation: each variable's centred Gram matrix Kc is normalised as "
+                f"R = (Kc/n) g(Kc/n), g the {self.filter} filter (Tikhonov: R = Kc (Kc + n "
+                "lam I)^-1), the same lam for both variables, in the units of the "
+                "covariance operators' eigenvalues; the permutations leave R unchanged.")
         return Prepared(values=values, observed=observed, gamma=gamma,
-                        prep=PreparedRule(Uniform(fixed=1.0), {}, "pooled"),
-                        kernels={"x": kx, "y": ky}, kernel_notes={"x": note, "y": note},
-                        params={"pooled": {"filter": self.filter, "lam": lam}},
+                        prep=PreparedRule(Uniform(fixed=1.0), {}, "pooled", note),
+                        kernels={"x": kx, "y": ky},
+                        params={"regularization": {"filter": self.filter, "lam": lam}},
                         what=(f"{self.statistic_name()} with {kx.phrase()} on x and "
                               f"{ky.phrase()} on y"))
 

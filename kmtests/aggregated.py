@@ -307,44 +307,57 @@ class _AggregatedReport:
                            title="Members", txt_fmt=fmt)
 
 
-def _summary_with_members(res: Any, alpha: float) -> Any:
-    from ._summary import Summary, format_pvalue, info_table, result_table
+_NAMES = {"bandwidth": "Bandwidth", "bandwidth_x": "Bandwidth (x)",
+          "bandwidth_y": "Bandwidth (y)", "estimator": "Estimator", "form": "Form",
+          "filter": "Filter", "lam": "Lambda"}
+
+
+def _settings_lines(res: Any) -> list[tuple[Any, ...]]:
+    """The settings table of an aggregated result: the combination, what all members
+    share, the ranges of what varies, the sizes and the null."""
+    from .results import _flow
 
     varying, constant = res._varying()
-    rows: list[tuple[str, str]] = [
+    general: list[tuple[str, Any]] = [
         ("Combination", "MMDAgg (min p)" if res.combination == "mmdagg" else "MMD-FUSE"),
-        ("Members", str(len(res.members)))]
+        ("Members", len(res.members))]
     for role, kern in res.kernels.items():
-        rows.append(("Kernel" if role == "kernel" else f"Kernel ({role})",
-                     kern.describe().split(" (")[0]))
-    names = {"bandwidth": "Bandwidth", "bandwidth_x": "Bandwidth (x)",
-             "bandwidth_y": "Bandwidth (y)", "estimator": "Estimator", "form": "Form",
-             "filter": "Filter", "lam": "Lambda"}
+        general.append(("Kernel" if role == "kernel" else f"Kernel ({role})",
+                        kern.describe().split(" (")[0]))
     for k, v in constant.items():
         if v is not None:
-            rows.append((names.get(k, k), f"{v:.4g}" if isinstance(v, float) else str(v)))
+            general.append((_NAMES.get(k, k), v))
     for k in varying:
         vals = [m[k] for m in res.members if m.get(k) is not None]
         if vals and all(isinstance(v, float) for v in vals):
-            rows.append((names.get(k, k), f"{min(vals):.3g} to {max(vals):.3g}"))
-    for k, v in res.sizes.items():
-        rows.append((k, str(v)))
-    rows += res.method.info_rows(res)
-    tables = [info_table(rows, res.title)]
-    ci = res.method.conf_int(res, alpha)
-    conf = 100 * (1 - alpha)
-    header = ["statistic", "p-value"] + ([f"p {conf:g}% MC low", f"p {conf:g}% MC high"]
-                                         if ci is not None else [])
-    vals = [f"{res.statistic:.4g}", format_pvalue(res.pvalue, sign=False)]
-    if ci is not None:
-        vals += [format_pvalue(ci[0], sign=False), format_pvalue(ci[1], sign=False)]
-    tables.append(result_table(res.statistic_name, header, vals))
-    tables.append(res.members_table())
+            general.append((_NAMES.get(k, k), f"{min(vals):.4g} to {max(vals):.4g}"))
+        elif vals:
+            general.append((_NAMES.get(k, k), ", ".join(dict.fromkeys(str(v) for v in vals))))
+    lines = _flow(general)
+    sizes = list(res.sizes.items())
+    lines += [(sizes[0], sizes[1])] if len(sizes) == 2 else _flow(sizes)
+    if res.data_name != "x and y":
+        lines.append((("Data", res.data_name),))
+    lines += _flow(res.method.info_rows(res))
+    return lines
+
+
+def _summary_with_members(res: Any, alpha: float) -> Any:
+    from .results import KernelTestResult
+
+    summ = KernelTestResult.summary(res, alpha)
+    members = res.members_table()
+    summ.tables.append(members)
+    if summ._html_tables is not None:
+        summ._html_tables.append(members)
     if res.combination == "mmdagg":
-        notes = ["The statistic is the weighted minimum min_j p_j/w_j of the members' "
+        summ.notes = [n.replace("p-value = (1 + #{T_b >= T}) / (1 + B)",
+                                "p-value = #{S_b <= S} / (1 + B), small S being evidence")
+                      for n in summ.notes]
+        notes = ["The statistic S = min_j p_j/w_j is the weighted minimum of the members' "
                  "permutation p-values (MMDAgg); its p-value is its rank among the same "
                  "minimum over all arrangements (ties broken by the next smallest p_j/w_j): "
-                 "exact level, computed on the same permutations as the members."]
+                 "exact level, the members computed on the same permutations."]
         if res.threshold is not None:
             notes.append(f"At level {res.alpha:g} a member rejects when p_j <= u w_j, with "
                          f"the level-corrected u = {res.threshold:.4g} (or when it attains "
@@ -352,17 +365,10 @@ def _summary_with_members(res: Any, alpha: float) -> Any:
                          "when a member does.")
     else:
         notes = ["The statistic is the soft maximum log sum_j w_j exp(nu T_j / N_j) of the "
-                 "normalised members (MMD-FUSE), nu = sqrt(n (n - 1)); its permutation "
-                 "p-value uses the same permutations for every member: exact level."]
-    if not res.exact:
-        notes.append(f"With B = {res.n_resamples} permutations; the Monte Carlo interval "
-                     f"is the Clopper-Pearson {conf:g}% interval of the exact permutation "
-                     "p-value.")
-    else:
-        notes.append("Exact p-value: every arrangement of the data was enumerated.")
-    notes = [f"Alternative hypothesis: {res.alternative_text}."] + notes
-    notes += [n[0].upper() + n[1:] if n else n for n in res.notes]
-    return Summary(tables, notes)
+                 "normalised members (MMD-FUSE), nu = sqrt(n (n - 1)); every member is "
+                 "computed on the same permutations: exact level."]
+    summ.notes[1:1] = notes
+    return summ
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -375,6 +381,9 @@ class AggregatedTwoSampleResult(TwoSampleResult, _AggregatedReport):
     threshold: float | None = None
 
     title: ClassVar[str] = "Aggregated kernel two-sample test (MMD)"
+
+    def _settings_lines(self) -> list[tuple[Any, ...]]:
+        return _settings_lines(self)
 
     def summary(self, alpha: float = 0.05) -> Any:
         return _summary_with_members(self, alpha)
@@ -390,6 +399,9 @@ class AggregatedIndependenceResult(IndependenceResult, _AggregatedReport):
     threshold: float | None = None
 
     title: ClassVar[str] = "Aggregated kernel independence test (HSIC)"
+
+    def _settings_lines(self) -> list[tuple[Any, ...]]:
+        return _settings_lines(self)
 
     def summary(self, alpha: float = 0.05) -> Any:
         return _summary_with_members(self, alpha)

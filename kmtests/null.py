@@ -65,8 +65,8 @@ class NullMethod(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def info_rows(self, res: KernelTestResult) -> list[tuple[str, str]]:
-        """Rows of the settings table of ``summary()``."""
+    def info_rows(self, res: KernelTestResult) -> list[tuple[str, Any]]:
+        """Rows of the settings table of ``summary()``: (key, value) pairs, in reading order."""
 
     @abc.abstractmethod
     def notes(self, res: KernelTestResult, alpha: float) -> list[str]:
@@ -135,17 +135,20 @@ class PermutationMethod(NullMethod):
         lo, hi = proportion_confint(res.count, res.n_resamples, alpha=alpha, method="beta")
         return np.array([float(lo), float(hi)])
 
-    def info_rows(self, res: KernelTestResult) -> list[tuple[str, str]]:
-        return [("Null", "exact permutation" if res.exact else "permutation"),
-                ("Resamples", str(res.n_resamples)),
-                ("Seed", "-" if res.seed is None else str(res.seed))]
+    def info_rows(self, res: KernelTestResult) -> list[tuple[str, Any]]:
+        if res.exact:
+            return [("Null", "exact permutation"), ("Arrangements", res.n_resamples)]
+        return [("Null", "permutation"), ("Resamples", res.n_resamples),
+                ("Seed", "-" if res.seed is None else res.seed)]
 
     def notes(self, res: KernelTestResult, alpha: float) -> list[str]:
         if res.exact:
-            return ["Exact p-value: every arrangement of the data was enumerated."]
-        return [f"p-value = (1 + #{{T_b >= T}}) / (1 + B); its Monte Carlo interval is the "
-                f"Clopper-Pearson {100 * (1 - alpha):g}% interval of the exact permutation "
-                "p-value (the p-value's uncertainty, not an interval for the statistic)."]
+            return ["Exact p-value: every arrangement of the data was enumerated (no Monte "
+                    "Carlo error)."]
+        conf = f"{100 * (1 - alpha):.4g}%"
+        return [f"p {conf} MC low/high: the Clopper-Pearson {conf} interval of the exact "
+                "permutation p-value, i.e. the Monte Carlo error of the p-value (not an "
+                "interval for the statistic); p-value = (1 + #{T_b >= T}) / (1 + B)."]
 
     def pvalue_floor(self, res: KernelTestResult) -> float | None:
         if res.exact or res.n_resamples is None:
@@ -169,8 +172,12 @@ class GammaMethod(NullMethod):
     def describe(self, res: KernelTestResult) -> str:
         return "gamma approximation to the null (approximate p-value)"
 
-    def info_rows(self, res: KernelTestResult) -> list[tuple[str, str]]:
-        return [("Null", "gamma (approx.)")]
+    def info_rows(self, res: KernelTestResult) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = [("Null", "gamma (approx.)")]
+        if "gamma_shape" in res.details:
+            rows += [("Gamma shape", float(res.details["gamma_shape"])),
+                     ("Gamma scale", float(res.details["gamma_scale"]))]
+        return rows
 
     def notes(self, res: KernelTestResult, alpha: float) -> list[str]:
         d = res.details
@@ -178,6 +185,7 @@ class GammaMethod(NullMethod):
         if "permutation_var" in d and d.get("null_var"):
             ratio = d["null_var"] / d["permutation_var"]
             shift = (d["null_mean"] - d["permutation_mean"]) / np.sqrt(d["permutation_var"])
+            shift = round(float(shift), 2) + 0.0  # no "-0.00"
             text += (f"; against the exact permutation moments its mean is off by "
                      f"{shift:+.2f} sd and its variance by a factor {ratio:.2f}")
         return [text + " (see the documentation)."]

@@ -16,13 +16,16 @@ data-driven parameters structured by role (``params["x"]``, ``params["pooled"]``
 from __future__ import annotations
 
 import dataclasses
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
-from ._summary import Summary, format_number, format_pvalue, info_table, result_table
+from ._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
+                       format_pvalue, html_settings_table, result_table,
+                       settings_table)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,6 +89,28 @@ class KernelTestResult:
     kernel_notes : dict of str
         How a kernel was transformed by the estimator (marginalized
         estimators), by role.
+
+    Notes
+    -----
+    ``print(result)`` gives an R ``htest``-style block and ``result.summary()``
+    a statsmodels-style report (settings, result, notes), each line at most
+    80 and 78 characters wide. The result unpacks as scipy's test results do:
+    ``statistic, pvalue = result``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests import two_sample_test
+    >>> gen = np.random.default_rng(0)
+    >>> res = two_sample_test(gen.normal(size=(20, 2)), gen.normal(1.0, size=(20, 2)),
+    ...                       n_resamples=999, rng=1)
+    >>> statistic, pvalue = res
+    >>> print(f"{statistic:.4f} {pvalue:.3f}")
+    0.3788 0.001
+    >>> for line in str(res.summary()).splitlines()[3:5]:
+    ...     print(line)
+          n_x: 20                                n_y: 20
+       Kernel: Gaussian
     """
 
     statistic: float
@@ -161,28 +186,31 @@ class KernelTestResult:
     # -- text ---------------------------------------------------------------------------------
     @property
     def method_line(self) -> str:
+        """The test, estimator and null method, as the first line of ``print(result)``."""
         return f"{self.title}, {self.estimator.label} estimator, {self.method.describe(self)}"
 
     def __str__(self) -> str:
-        lines = [
-            "",
-            textwrap.fill(self.method_line, width=76, initial_indent="\t",
-                          subsequent_indent="\t"),
-            "",
-            f"data:  {self.data_name}",
-            f"{self.statistic_name} = {format_number(self.statistic)}, "
-            f"p-value {format_pvalue(self.pvalue, floor=self.method.pvalue_floor(self))}",
-            f"alternative hypothesis: {self.alternative_text}",
-        ]
+        # R's print.htest: strwrap(method, prefix = "\t") (a tab is 8 columns; 80 in all)
+        lines = [""]
+        lines += ["\t" + line for line in textwrap.wrap(self.method_line, width=WIDTH - 8)]
+        lines += [""]
+        lines += textwrap.wrap(f"data:  {self.data_name}", width=WIDTH, subsequent_indent=" " * 7,
+                               break_on_hyphens=False)
+        lines += textwrap.wrap(
+            f"{self.statistic_name} = {format_number(self.statistic)}, p-value "
+            f"{format_pvalue(self.pvalue, floor=self.method.pvalue_floor(self))}",
+            width=WIDTH)
+        lines += textwrap.wrap(f"alternative hypothesis: {self.alternative_text}", width=WIDTH)
         ci = self.method.conf_int(self, 0.05)
         if ci is not None and not self.exact:
             lines.append(f"95 percent Monte Carlo interval of the p-value: "
-                         f"[{format_pvalue(ci[0], sign=False)}, "
-                         f"{format_pvalue(ci[1], sign=False)}]")
-        for note in self.notes:
-            lines.append(textwrap.fill(f"note: {note}", width=78, subsequent_indent="      "))
+                         f"[{format_bound(ci[0])}, {format_bound(ci[1])}]")
+        notes = list(self.notes)
         if self.method.name == "gamma":
-            lines.append("note: approximate p-value (gamma approximation to the null)")
+            notes.append("approximate p-value (gamma approximation to the null)")
+        for note in notes:
+            lines += textwrap.wrap(f"note: {note}", width=WIDTH, subsequent_indent="      ",
+                                   break_on_hyphens=False)
         lines.append("")
         return "\n".join(lines)
 
@@ -190,55 +218,155 @@ class KernelTestResult:
         return (f"{type(self).__name__}(statistic={self.statistic!r}, pvalue={self.pvalue!r}, "
                 f"method={self.method.name!r}, estimator={self.estimator.name!r})")
 
-    def _param_rows(self) -> list[tuple[str, str]]:
-        rows = []
-        for role, params in self.params.items():
-            for k, v in params.items():
-                rows.append((f"{k} ({role})", _format_value(v)))
-        return rows
+    # -- summary: the settings table ----------------------------------------------------------
+    def _kernel_value(self, role: str) -> Any:
+        kern = self.kernels[role]
+        head, _, rest = kern.describe().partition(" (")
+        if self.kernel_notes.get(role):
+            return Annotated(head, "(marginalized)", "(marg.)", lossless=True)
+        if not rest or getattr(kern, "has_bandwidth", False):  # the bandwidth has its row
+            return head
+        return Annotated(head, f"({rest}", "(...)")
 
-    def _info_rows(self) -> list[tuple[str, str]]:
-        rows: list[tuple[str, str]] = [("Estimator", self.estimator.name)]
-        rows += self._param_rows()
-        for role, kern in self.kernels.items():
-            rows.append(("Kernel" if role == "kernel" else f"Kernel ({role})",
-                         kern.describe().split(" (")[0]))
-            bw = self.bandwidths.get(role)
-            if bw is not None:
-                rows.append(("Bandwidth" if role == "kernel" else f"Bandwidth ({role})",
-                             _format_value(bw)))
-        for k, v in self.sizes.items():
-            rows.append((k, str(v)))
-        rows += self.method.info_rows(self)
+    def _bandwidth_value(self, role: str) -> Any:
+        kern = self.kernels[role]
+        if not getattr(kern, "has_bandwidth", False):
+            return None
+        bw = self.bandwidths[role]
+        rule = str(getattr(kern, "bandwidth_rule", ""))
+        return Annotated(bw, "(median)" if rule.startswith("median") else "")
+
+    def _settings_lines(self) -> list[tuple[Pair, ...]]:
+        """The lines of the settings table: (left, right) key/value pairs.
+
+        Related settings share a line: role x on the left, role y on the
+        right (sample sizes, kernels, bandwidths, the estimator's parameters
+        chosen on each sample or variable). Settings with one role (the data's
+        names, the kernel of both samples, parameters chosen on the pooled
+        sample or the observed data) take a line each, the whole width; the
+        general rows (estimator, tuning) and the null method's rows fill both
+        columns in order.
+        """
+        general: list[tuple[str, Any]] = [("Estimator", self.estimator.name)]
         if self.estimator.name != "kme":
-            rows.append(("Tuning", self.tuning))
-        return rows
+            general.append(("Tuning", self.tuning))
+        sizes = list(self.sizes.items())
+        if len(sizes) != 2:
+            general += sizes
+        lines = _flow(general)
+        if len(sizes) == 2:
+            lines.append((sizes[0], sizes[1]))
+        if self.data_name != "x and y":  # names of pandas inputs, or the user's data_name
+            lines.append((("Data", self.data_name),))
+        lines += self._kernel_lines()
+        lines += self._param_lines()
+        lines += _flow(self.method.info_rows(self))
+        return lines
+
+    def _kernel_lines(self) -> list[tuple[Pair, ...]]:
+        roles = list(self.kernels)
+        bws = {r: self._bandwidth_value(r) for r in roles}
+        if len(roles) == 1:  # one kernel for both samples: a line each, the whole width
+            (r,) = roles
+            return [(("Kernel", self._kernel_value(r)),)] + (
+                [] if bws[r] is None else [(("Bandwidth", bws[r]),)])
+        lines: list[tuple[Pair, ...]] = []
+        for i in range(0, len(roles), 2):  # roles x and y: x on the left, y on the right
+            pair = roles[i:i + 2]
+            lines.append(_line([(f"Kernel ({r})", self._kernel_value(r)) for r in pair]))
+            if any(bws[r] is not None for r in pair):
+                lines.append(_line([(f"Bandwidth ({r})", "-" if bws[r] is None else bws[r])
+                                    for r in pair]))
+        return lines
+
+    def _param_lines(self) -> list[tuple[Pair, ...]]:
+        lines: list[tuple[Pair, ...]] = []
+        params = {role: p for role, p in self.params.items() if p}
+        if "x" in params and "y" in params:
+            px, py = params.pop("x"), params.pop("y")
+            for k in dict.fromkeys([*px, *py]):
+                lines.append(((f"{k} (x)", px.get(k, "-")), (f"{k} (y)", py.get(k, "-"))))
+        for role, p in params.items():
+            suffix = "" if (len(params) == 1 and role in ("pooled", "observed")) \
+                or role == "regularization" else f" ({role})"
+            lines += [((f"{k}{suffix}", v),) for k, v in p.items()]
+        shown = {k for p in self.params.values() for k in p}
+        for k, v in _given_config(self.estimator).items():
+            if k not in shown:
+                lines.append(((k, Annotated(v, "(given)")),))
+        return lines
+
+    def _param_note(self) -> str | None:
+        roles = [role for role, p in self.params.items() if p and role != "regularization"]
+        if not roles:
+            return None
+        what = {"x": "x", "y": "y", "pooled": "the pooled data", "observed": "the observed data"}
+        kind = "two-sample" if "n_x" in self.sizes else "independence"
+        if self.kernel_notes:
+            where = " and ".join(what.get(r, r) for r in roles)
+            return (f"Estimator parameters: the noise variances of the marginalized kernel, "
+                    f"tuned once on {where} (which the permutations leave unchanged: "
+                    "nothing is re-tuned).")
+        if self.tuning == "pooled":
+            src = ("the pooled sample" if kind == "two-sample" else
+                   "the permutation-averaged cross-covariance Gram matrix")
+            return (f"Estimator parameters: chosen once on {src} (tuning='pooled') and held "
+                    "fixed for every permutation.")
+        where = ("each observed sample (x, y)" if kind == "two-sample"
+                 else "the observed data")
+        return (f"Estimator parameters: those chosen on {where}; tuning='permutation' "
+                "chooses them again for every permutation.")
 
     def summary(self, alpha: float = 0.05) -> Summary:
-        """statsmodels-style summary: a settings table and a result table.
+        """statsmodels-style summary: a settings table, a result table and notes.
+
+        Every line is at most 78 characters: long lists (e.g. MMKME's
+        per-coordinate noise variances) are summarised and long names are cut,
+        with a note; the full values are in `params`, `bandwidths` and
+        `kernels`.
 
         Parameters
         ----------
         alpha : float
             Level of the Monte Carlo interval of the p-value.
+
+        Returns
+        -------
+        Summary
+            Prints as text; ``_repr_html_`` renders it in Jupyter.
         """
-        tables = [info_table(self._info_rows(), self.title)]
+        if not 0 < alpha < 1:
+            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+        lines = self._settings_lines()
+        settings, shortened = settings_table(lines, self.title)
         ci = self.method.conf_int(self, alpha)
-        if ci is not None:
-            conf = 100 * (1 - alpha)
-            tables.append(result_table(
-                self.statistic_name,
-                ["statistic", "p-value", f"p {conf:g}% MC low", f"p {conf:g}% MC high"],
-                [format_number(self.statistic), format_pvalue(self.pvalue, sign=False),
-                 format_pvalue(ci[0], sign=False), format_pvalue(ci[1], sign=False)]))
-        else:
-            tables.append(result_table(self.statistic_name, ["statistic", "p-value"],
-                                       [format_number(self.statistic),
-                                        format_pvalue(self.pvalue, sign=False)]))
+        header, values = ["statistic", "p-value"], [
+            format_number(self.statistic),
+            format_pvalue(self.pvalue, floor=self.method.pvalue_floor(self), sign=False)]
+        if ci is not None and not self.exact:
+            conf = f"{100 * (1 - alpha):.4g}%"
+            header += [f"p {conf} MC low", f"p {conf} MC high"]
+            values += [format_bound(ci[0]), format_bound(ci[1])]
+        results = result_table(self.statistic_name, header, values)
         notes = [f"Alternative hypothesis: {self.alternative_text}."]
         notes += self.method.notes(self, alpha)
-        notes += [n[0].upper() + n[1:] if n else n for n in self.notes]
-        return Summary(tables, notes)
+        param_note = self._param_note()
+        if param_note:
+            notes.append(param_note)
+        for role, text in self.kernel_notes.items():
+            which = "The kernel" if role == "kernel" else f"The kernel of {role}"
+            notes.append(f"{which} is marginalized by the estimator: the test uses "
+                         f"{_shorten_lists(text.removeprefix('marginalized: '))}.")
+        notes += [_sentence(n) for n in self.notes if n]
+        full = {k: v for ln in lines for e in ln if e is not None for k, v in [e]}
+        cut = [k for k in shortened if isinstance(_unwrap(full[k]), str)]
+        if cut:
+            notes.append("In full: " + "; ".join(f"{k}: {full[k]}" for k in cut) + ".")
+        if len(cut) < len(shortened):
+            notes.append("Lists are summarised in the table (number of values and range); "
+                         "the full values are in `params` and `bandwidths`.")
+        return Summary([*settings, results], notes,
+                       html_tables=[html_settings_table(settings), results])
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """One-row DataFrame with the statistic, p-value, its interval and settings."""
@@ -294,17 +422,67 @@ def _config(est: Any) -> dict[str, Any]:
     return {k: v for k, v in est.get_params().items() if v is not None}
 
 
-def _format_value(v: Any) -> str:
-    if isinstance(v, (list, tuple, np.ndarray)):
-        vals = list(np.ravel(v))
-        if len(vals) > 4:
-            return f"[{format_number(float(vals[0]))}, ... ({len(vals)} values)]"
-        return "[" + ", ".join(format_number(float(u)) for u in vals) + "]"
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (float, np.floating)):
-        return format_number(float(v))
-    return str(v)
+def _line(entries: list[tuple[str, Any]]) -> tuple[Pair, Pair]:
+    """A two-column line from one or two entries."""
+    return (entries[0], entries[1] if len(entries) > 1 else None)
+
+
+def _flow(pairs: list[tuple[str, Any]]) -> list[tuple[Pair, ...]]:
+    """Key/value pairs filling the two columns in reading order."""
+    out: list[tuple[Pair, ...]] = []
+    for i in range(0, len(pairs), 2):
+        out.append((pairs[i], pairs[i + 1] if i + 1 < len(pairs) else None))
+    return out
+
+
+def _given_config(est: Any) -> dict[str, Any]:
+    """Configuration parameters the user set to a value that fixes a data-driven one."""
+    try:
+        defaults = type(est)().get_params()
+    except Exception:  # pragma: no cover - an estimator that needs arguments
+        defaults = {}
+    out: dict[str, Any] = {}
+    for k, v in est.get_params().items():
+        d = defaults.get(k)
+        if v is None or (d is not None and _same(v, d)):
+            continue
+        if isinstance(v, np.ndarray) and v.ndim > 1:
+            v = f"array {v.shape[0]} x {v.shape[1]}"
+        out[k] = v
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+    except Exception:  # pragma: no cover - incomparable values
+        return False
+
+
+def _sentence(note: str) -> str:
+    """A note of `notes` as a sentence of the summary: capital first, full stop last."""
+    note = note[0].upper() + note[1:]
+    return note if note.endswith((".", "!", "?")) else note + "."
+
+
+def _unwrap(v: Any) -> Any:
+    return v.value if isinstance(v, Annotated) else v
+
+
+def _shorten_lists(text: str, keep: int = 6) -> str:
+    """Lists of more than `keep` numbers in a text, e.g. a kernel description, summarised."""
+    def repl(m: re.Match[str]) -> str:
+        items = [u.strip() for u in m.group(1).split(",")]
+        if len(items) <= keep:
+            return m.group(0)
+        try:
+            nums = [float(u) for u in items]
+        except ValueError:
+            return m.group(0)
+        return (f"{len(nums)} values in [{format_number(min(nums))}, "
+                f"{format_number(max(nums))}]")
+
+    return re.sub(r"\[([^\[\]]*)\]", repl, text)
 
 
 def _jsonable(v: Any) -> Any:

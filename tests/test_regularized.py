@@ -151,7 +151,7 @@ def test_pooled_gaussian_against_matrix_functions(filt):
                                   lam=lam, n_resamples=99, rng=0)
     np.testing.assert_allclose(res.statistic, ref, rtol=1e-9)
     assert res.statistic_name == f"MMD^2_u[{filt}]"
-    assert res.params["pooled"]["lam"] == lam
+    assert res.params["regularization"]["lam"] == lam
 
 
 def test_permutation_statistics_are_the_statistics_of_the_permuted_data():
@@ -222,7 +222,7 @@ def test_split_holds_out_points_and_reports_them():
                                   split_size=6, lam=0.01, n_resamples=99, rng=2)
     assert res.sizes["held out"] == 6
     assert res.sizes["n_x"] + res.sizes["n_y"] == 55 - 12
-    assert res.params["pooled"]["covariance"] == "split"
+    assert res.params["regularization"]["covariance"] == "split"
     again = kmtests.two_sample_test(x, y, statistic="regularized", covariance="split",
                                     split_size=6, lam=0.01, n_resamples=99, rng=2)
     assert again.pvalue == res.pvalue and again.statistic == res.statistic
@@ -338,3 +338,22 @@ def test_nocco_detects_a_nonlinear_dependence():
     res = kmtests.independence_test(x, y, statistic="regularized", lam=0.01, rng=0,
                                     n_resamples=199)
     assert res.pvalue == 1 / 200
+
+
+@pytest.mark.parametrize("kw", [
+    dict(statistic="regularized", lam=1e-3),
+    dict(statistic="regularized", filter="iterated_tikhonov", covariance="split", lam=1e-2),
+    dict(statistic="regularized", lam="auto"),
+])
+def test_reports_fit_and_name_the_regularisation(kw):
+    x, y = samples(16, 20, 20, 2, 0.5)
+    res = kmtests.two_sample_test(x, y, rng=0, n_resamples=99, **kw)
+    text = str(res.summary())
+    assert max(len(line) for line in text.splitlines()) <= 78
+    assert max(len(line.expandtabs()) for line in str(res).splitlines()) <= 80
+    assert kw.get("filter", "tikhonov") in text
+    ind = kmtests.independence_test(x, y, rng=0, n_resamples=99, statistic="regularized",
+                                    lam=kw["lam"])
+    text = str(ind.summary())
+    assert max(len(line) for line in text.splitlines()) <= 78
+    assert "tikhonov" in text
