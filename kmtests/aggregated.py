@@ -53,7 +53,7 @@ from .results import IndependenceResult, KernelTestResult, TwoSampleResult
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult", "Member",
            "aggregated_independence_test", "aggregated_two_sample_test", "bandwidth_grid",
-           "lambda_grid"]
+           "fuse_statistic", "lambda_grid", "member_rejections", "minp_combination"]
 
 _METHODS = ("mmdagg", "fuse")
 _WEIGHTS = ("uniform", "increasing", "decreasing", "centred")
@@ -195,9 +195,41 @@ def minp_combination(T: np.ndarray, scales: np.ndarray, w: np.ndarray, alpha: fl
     because ``p_j`` are ranks — no longer make the test conservative). The
     p-value is the rank of the data's vector among all ``A`` arrangements.
 
-    Returns ``(pvalue, member p-values of the data, u_alpha, count)``:
-    ``u_alpha`` is the largest ``u`` with ``#{b: S_b <= u} <= alpha A``, so
-    a member with ``p_j <= u_alpha w_j`` makes the test reject at ``alpha``.
+    Parameters
+    ----------
+    T : ndarray, shape (A, M)
+        The members' statistics (columns) on every arrangement (rows; row 0
+        is the data, the others the permutations or the enumerated
+        arrangements).
+    scales : ndarray, shape (A, M)
+        Rounding scales of the statistics (ties within ``1e-12`` of them
+        count as equal); zeros for exact comparisons.
+    w : ndarray, shape (M,)
+        Positive weights summing to 1.
+    alpha : float
+        The level of the reported threshold.
+
+    Returns
+    -------
+    pvalue : float
+        The rank of the data among the ``A`` arrangements, over ``A``.
+    member_pvalues : ndarray, shape (M,)
+        Each member's permutation p-value on the data.
+    u_alpha : float
+        The largest ``u`` with ``#{b: S_b <= u} <= alpha A``: a member with
+        ``p_j <= u_alpha w_j`` makes the test reject at ``alpha``.
+    count : int
+        ``pvalue * A``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.aggregated import minp_combination
+    >>> T = np.random.default_rng(0).normal(size=(100, 3))
+    >>> T[0] = [2.5, 0.0, 1.0]          # the data: large in the first member
+    >>> p, pm, u, count = minp_combination(T, np.zeros_like(T), np.full(3, 1 / 3), 0.05)
+    >>> print(pm, f"{p:.2f}", f"{u:.3f}")
+    [0.03 0.46 0.15] 0.07 0.030
     """
     tol = _resampling.TIE_RTOL * (scales + scales[0:1, :])
     P = _rank_pvalues(T, tol)
@@ -226,7 +258,27 @@ def member_rejections(pm: np.ndarray, w: np.ndarray, u: float, pvalue: float, al
 
 
 def fuse_statistic(T: np.ndarray, norms: np.ndarray, w: np.ndarray, nu: float) -> np.ndarray:
-    """``log sum_j w_j exp(nu T_j / N_j)`` for every row (stable log-sum-exp)."""
+    """``log sum_j w_j exp(nu T_j / N_j)`` for every row (stable log-sum-exp).
+
+    Parameters
+    ----------
+    T : ndarray, shape (A, M)
+        The members' statistics on every arrangement.
+    norms : ndarray, shape (M,)
+        The permutation-invariant normalisers ``N_j``.
+    w : ndarray, shape (M,)
+        The prior weights (summing to 1).
+    nu : float
+        The temperature (``sqrt(n (n - 1))`` in the tests).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.aggregated import fuse_statistic
+    >>> print(fuse_statistic(np.array([[0.0, 0.0], [1.0, 0.0]]), np.ones(2),
+    ...                      np.full(2, 0.5), 2.0).round(4))
+    [0.     1.4338]
+    """
     from scipy.special import logsumexp
 
     Z = nu * T / norms[None, :]
