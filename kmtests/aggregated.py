@@ -565,6 +565,9 @@ def _kernels_for(kernel: Any, bandwidths: Any, data: np.ndarray, name: str
                              f"positive numbers; got {bandwidths!r}.")
     import dataclasses
 
+    from .kernels import _BandwidthKernel
+
+    assert isinstance(kern, _BandwidthKernel)  # has_bandwidth
     return [dataclasses.replace(kern, bandwidth=float(b)) for b in grid]
 
 
@@ -701,7 +704,7 @@ def aggregated_two_sample_test(
     from .twosample import _TwoSample
 
     meth = _null_method(null, n_resamples, batch, rng, n_jobs, progress)
-    method = check_choice(method, "method", _METHODS)
+    combination = check_choice(method, "method", _METHODS)
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
     xa, ya = as_sample(x, "x"), as_sample(y, "y")
@@ -726,7 +729,7 @@ def aggregated_two_sample_test(
                 groups.append(_Group(
                     [Member(label, kern, est, stat, attrs=_attrs(
                         {"bandwidth": kern}, est.name, "U" if stat == "unbiased" else "V"))],
-                    lambda perms, p=prepared: _as_matrix(p.values(perms, meth.n_jobs)),
+                    _member_values(prepared, meth.n_jobs),
                     np.array([_fuse_norm_mmd(kern, z, min(n_x, n_y))])))
     if _held_out is not None and groups:
         raise ValueError("covariance='split' applies to regularised members only.")
@@ -742,19 +745,19 @@ def aggregated_two_sample_test(
                        meth.progress)
     nmin = min(n_x, n_y)
     agg, p, count, rows, u, null_agg = _combine(
-        T, S, groups, w, method, alpha, float(np.sqrt(nmin * (nmin - 1))), plan.exact,
+        T, S, groups, w, combination, alpha, float(np.sqrt(nmin * (nmin - 1))), plan.exact,
         "the MMD statistic")
     from ._driver import data_label
 
     return AggregatedTwoSampleResult(
         statistic=agg, pvalue=p, null_distribution=null_agg, method=meth, exact=plan.exact,
         n_resamples=plan.n_resamples, count=count,
-        statistic_name="min_j p_j/w_j" if method == "mmdagg" else "FUSE",
+        statistic_name="min_j p_j/w_j" if combination == "mmdagg" else "FUSE",
         estimator=ests[0] if ests else resolve_estimator("kme"), params={},
         kernels={"kernel": kerns[0]}, sizes={"n_x": n_x, "n_y": n_y},
         seed=seed_of(meth.rng), tuning="permutation",
         data_name=data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}",
-        members=tuple(rows), combination=method, alpha=alpha, threshold=u)
+        members=tuple(rows), combination=combination, alpha=alpha, threshold=u)
 
 
 def _filter_names() -> list[str]:
@@ -777,6 +780,14 @@ def _null_method(null: Any, n_resamples: Any, batch: Any, rng: Any, n_jobs: Any,
                               n_jobs=n_jobs, progress=progress)
     assert isinstance(meth, PermutationMethod)
     return meth
+
+
+def _member_values(prepared: Any, n_jobs: int | None) -> Callable[[np.ndarray], Values]:
+    """The statistics of a single test's prepared problem, as a one-column matrix."""
+    def values(perms: np.ndarray) -> Values:
+        return _as_matrix(prepared.values(perms, n_jobs))
+
+    return values
 
 
 def _as_matrix(v: Values) -> Values:
@@ -892,7 +903,7 @@ def aggregated_independence_test(
     from .independence import _Independence, _Variable
 
     meth = _null_method(null, n_resamples, batch, rng, n_jobs, progress)
-    method = check_choice(method, "method", _METHODS)
+    combination = check_choice(method, "method", _METHODS)
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
     xa, ya = as_sample(x, "x"), as_sample(y, "y")
@@ -925,7 +936,7 @@ def aggregated_independence_test(
                     [Member(label, kx, est, stat, attrs=_attrs(
                         {"bandwidth_x": kx, "bandwidth_y": ky}, est.name,
                         "U" if stat == "unbiased" else "V"))],
-                    lambda perms, p=prepared: _as_matrix(p.values(perms, meth.n_jobs)),
+                    _member_values(prepared, meth.n_jobs),
                     np.array([_fuse_norm_hsic(kx, ky, xa, ya)])))
     for f in filts:
         for kx, ky in itertools.product(kxs, kys):
@@ -937,19 +948,19 @@ def aggregated_independence_test(
 
     T, S = _run_groups(groups, plan, check_rng(meth.rng), n, "perm", 0, meth.progress)
     agg, p, count, rows, u, null_agg = _combine(
-        T, S, groups, w, method, alpha, float(np.sqrt(n * (n - 1))), plan.exact,
+        T, S, groups, w, combination, alpha, float(np.sqrt(n * (n - 1))), plan.exact,
         "the HSIC statistic")
     from ._driver import data_label
 
     return AggregatedIndependenceResult(
         statistic=agg, pvalue=p, null_distribution=null_agg, method=meth, exact=plan.exact,
         n_resamples=plan.n_resamples, count=count,
-        statistic_name="min_j p_j/w_j" if method == "mmdagg" else "FUSE",
+        statistic_name="min_j p_j/w_j" if combination == "mmdagg" else "FUSE",
         estimator=ests[0] if ests else resolve_estimator("kme"), params={},
         kernels={"x": kxs[0], "y": kys[0]}, sizes={"n": n}, seed=seed_of(meth.rng),
         tuning="permutation",
         data_name=data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}",
-        members=tuple(rows), combination=method, alpha=alpha, threshold=u)
+        members=tuple(rows), combination=combination, alpha=alpha, threshold=u)
 
 
 def _fuse_norm_hsic(kx: Kernel, ky: Kernel, x: np.ndarray, y: np.ndarray) -> float:
