@@ -177,7 +177,8 @@ def run_test(problem: Problem, method: NullMethod, tuning: str,
         statistic=t_obs, statistic_name=problem.statistic_name(), estimator=problem.estimator,
         params=params, kernels=prepared.kernels, sizes=problem.sizes,
         tuning=prepared.prep.tuning, data_name=data_name, notes=tuple(notes),
-        kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v})
+        kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
+        engine=getattr(problem, "engine", "exact"))
     if isinstance(method, GammaMethod):
         pval, details = prepared.gamma(t_obs)
         return problem.result_class(pvalue=pval, null_distribution=None, method=method,
@@ -215,6 +216,8 @@ def _threads(n_jobs: int | None) -> int:
 def _notes(problem: Problem, prepared: Prepared, params: dict[str, dict[str, Any]],
            t_obs: float) -> list[str]:
     notes = []
+    if getattr(problem, "engine_note", ""):
+        notes.append(problem.engine_note)  # type: ignore[attr-defined]
     if prepared.prep.note:
         notes.append(prepared.prep.note)
     if problem.unbiased and t_obs < 0:

@@ -411,8 +411,22 @@ class _BandwidthKernel(Kernel):
     def _scaled_sqdist(self, x: np.ndarray, y: np.ndarray | None,
                        name: str = "the data") -> np.ndarray:
         """Squared distances in bandwidth units, ``sum_j ((x_j - y_j)/bw_j)^2``."""
-        xs, ys, s = _unit(np.asarray(x, dtype=np.float64),
-                          None if y is None else np.asarray(y, dtype=np.float64))
+        xs, ys, top = self._prescale(np.asarray(x, dtype=np.float64),
+                                     None if y is None else np.asarray(y, dtype=np.float64),
+                                     name)
+        D = _sqdist_unit(xs, ys)
+        D *= top * top
+        return D
+
+    def _prescale(self, x: np.ndarray, y: np.ndarray | None, name: str = "the data"
+                  ) -> tuple[np.ndarray, np.ndarray | None, float]:
+        """The points centred, divided by a power of two and by the bandwidths, over ``top``.
+
+        ``top**2 * ||xs_i - ys_j||^2`` is the squared distance in bandwidth
+        units; the entries of `xs` are in [-1, 1]. Raises if the bandwidth is out
+        of range for the data's spread.
+        """
+        xs, ys, s = _unit(x, y)
         q = s / self.bandwidth_values(xs.shape[1])  # spread over bandwidth, per coordinate
         top = float(np.max(q))
         spread = float(np.max(np.abs(xs))) * s if xs.size else 0.0
@@ -432,9 +446,7 @@ class _BandwidthKernel(Kernel):
         xs *= w
         if ys is not None:
             ys *= w
-        D = _sqdist_unit(xs, ys)
-        D *= top * top
-        return D
+        return xs, ys, top
 
     def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
         t = self._exponent(self._scaled_sqdist(x, y))

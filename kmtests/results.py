@@ -86,6 +86,12 @@ class KernelTestResult:
     notes : tuple of str
         Notes about this result (fallbacks taken, optimisers that did not
         converge, a negative unbiased statistic ...).
+    engine : str
+        The engine that computed the statistics: ``"exact"`` (the in-memory
+        Gram matrix), ``"streamed"`` (exact, Gram tiles on the fly), or an
+        approximate one (``"nystrom"``, ``"rff"``, ``"block"``, ``"linear"``,
+        whose statistic is a different, approximate one; see
+        :doc:`/user_guide/scale`).
     kernel_notes : dict of str
         How a kernel was transformed by the estimator (marginalized
         estimators), by role.
@@ -131,6 +137,7 @@ class KernelTestResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     kernel_notes: Mapping[str, str] = field(default_factory=dict)
+    engine: str = "exact"
 
     title: ClassVar[str] = "Kernel test"
     alternative_text: ClassVar[str] = ""
@@ -187,7 +194,9 @@ class KernelTestResult:
     @property
     def method_line(self) -> str:
         """The test, estimator and null method, as the first line of ``print(result)``."""
-        return f"{self.title}, {self.estimator.label} estimator, {self.method.describe(self)}"
+        engine = "" if self.engine == "exact" else f" ({self.engine} engine)"
+        return (f"{self.title}{engine}, {self.estimator.label} estimator, "
+                f"{self.method.describe(self)}")
 
     def __str__(self) -> str:
         # R's print.htest: strwrap(method, prefix = "\t") (a tab is 8 columns; 80 in all)
@@ -250,6 +259,8 @@ class KernelTestResult:
         general: list[tuple[str, Any]] = [("Estimator", self.estimator.name)]
         if self.estimator.name != "kme":
             general.append(("Tuning", self.tuning))
+        if self.engine != "exact":
+            general.append(("Engine", self.engine))
         sizes = list(self.sizes.items())
         if len(sizes) != 2:
             general += sizes
@@ -410,6 +421,7 @@ class KernelTestResult:
             "seed": self.seed,
             "data_name": self.data_name,
             "details": self.details,
+            "engine": self.engine,
             "notes": list(self.notes),
         }
         ci = self.method.conf_int(self, 0.05)

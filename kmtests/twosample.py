@@ -202,6 +202,7 @@ def two_sample_test(
     lam: Any = "auto",
     covariance: Literal["pooled", "split"] = "pooled",
     split_size: int | None = None,
+    engine: str = "exact",
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -298,6 +299,14 @@ def two_sample_test(
     split_size : int, optional
         The number of held-out pairs for ``covariance="split"`` (default 20%
         of the smaller sample).
+    engine : {"exact", "streamed", "auto"}
+        How the statistics are computed (:doc:`/user_guide/scale`):
+        ``"exact"`` (default) holds the pooled Gram matrix in memory;
+        ``"streamed"`` gives the same statistics and p-value for the
+        uniform-weight estimators (kme, skmse, bkmse, ...) without it, from
+        Gram tiles computed on the fly (memory ``O(N d + B N)``); ``"auto"``
+        is ``"exact"`` while the Gram matrix takes at most a quarter of the
+        available memory, else ``"streamed"`` (the report says which ran).
 
     Returns
     -------
@@ -368,10 +377,32 @@ def two_sample_test(
     if isinstance(statistic, str) and statistic.lower() == "regularized":
         from ._regularized import regularized_two_sample
 
+        if engine != "exact":
+            raise ValueError("statistic='regularized' runs on engine='exact' (it needs the "
+                             "eigendecomposition of the pooled Gram matrix).")
+
         return regularized_two_sample(x, y, resolve_kernel(kernel, bandwidth),
                                       resolve_estimator(estimator), meth, filter, lam,
                                       covariance, split_size, name)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
+    problem = _with_engine(problem, engine)
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res
+
+
+def _with_engine(problem: _TwoSample, engine: Any) -> _TwoSample:
+    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
+    from ._scale import choose_engine
+
+    name, why = choose_engine(engine, "two_sample", problem.n,
+                              isinstance(problem.estimator.rule(), Uniform))
+    if name == "exact":
+        return problem
+    if problem.z is None:
+        raise ValueError(f"engine={name!r} computes the kernel from the data; with "
+                         "kernel='precomputed' the Gram matrix is given: use engine='exact'.")
+    from ._streamed import StreamedTwoSample
+
+    return StreamedTwoSample(problem.kernel, problem.estimator, problem.unbiased, problem.z,
+                             None, problem.n_x, problem.n_y, engine_note=why)

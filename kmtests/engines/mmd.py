@@ -75,6 +75,33 @@ class PooledGram:
     def n(self) -> int:
         return self.cg.n
 
+    # -- what the uniform-rule statistics need (shared with the streamed engine) ---------
+    @property
+    def r(self) -> np.ndarray:
+        return self.cg.r
+
+    @property
+    def g(self) -> float:
+        return self.cg.g
+
+    @property
+    def kc_max(self) -> float:
+        return self.cg.kc_max
+
+    @property
+    def r_max(self) -> float:
+        return self.cg.r_max
+
+    @property
+    def diag_c(self) -> np.ndarray:
+        """The diagonal of ``Kc``."""
+        return np.diagonal(self.cg.Kc)
+
+    def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
+                    ) -> np.ndarray:
+        """``a'Kc a`` for every split (see :func:`within_sums`)."""
+        return within_sums(self.cg.Kc, perms, n_x, n_jobs)
+
 
 @dataclass(frozen=True)
 class SplitSums:
@@ -149,28 +176,26 @@ def _within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
     return out
 
 
-def split_sums(pg: PooledGram, perms: np.ndarray, n_x: int,
+def split_sums(pg: Any, perms: np.ndarray, n_x: int,
                n_jobs: int | None = None) -> SplitSums:
     """The centred block sums of every split in `perms` (rows: x = first `n_x`)."""
-    cg = pg.cg
-    s = within_sums(cg.Kc, perms, n_x, n_jobs)
+    s = pg.within_sums(perms, n_x, n_jobs)
     x_idx = perms[:, :n_x]
-    n_y = cg.n - n_x
+    n_y = pg.n - n_x
     # row-wise pairwise sums of C-contiguous gathers: the same bits for any batch size
-    dc = np.diagonal(cg.Kc)
+    dc = pg.diag_c
     t_x = dc[x_idx].sum(axis=1)
     y_idx = perms[:, n_x:]
-    return SplitSums(s, t_x, dc[y_idx].sum(axis=1), cg.r[x_idx].sum(axis=1) / n_x,
-                     cg.r[y_idx].sum(axis=1) / n_y)
+    return SplitSums(s, t_x, dc[y_idx].sum(axis=1), pg.r[x_idx].sum(axis=1) / n_x,
+                     pg.r[y_idx].sum(axis=1) / n_y)
 
 
-def mmd_uniform(pg: PooledGram, sums: SplitSums, n_x: int, rule: Uniform,
+def mmd_uniform(pg: Any, sums: SplitSums, n_x: int, rule: Uniform,
                 unbiased: bool) -> Values:
     """MMD^2 of every split for a :class:`~kmtests.estimators._rules.Uniform` rule."""
-    cg = pg.cg
-    n_y = cg.n - n_x
+    n_y = pg.n - n_x
     s = sums.s
-    g = cg.g
+    g = pg.g
     rho_cx, rho_cy = s / n_x**2, s / n_y**2
     if rule.fixed is not None:
         c_x = c_y = np.full(s.shape, float(rule.fixed))
@@ -187,7 +212,7 @@ def mmd_uniform(pg: PooledGram, sums: SplitSums, n_x: int, rule: Uniform,
     stat = (c_x**2 * w_x + c_y**2 * w_y + 2.0 * c_x * c_y * s / (n_x * n_y)
             + dc * (2.0 * (c_x * sums.rbar_x - c_y * sums.rbar_y) - g * dc))
     csum = np.abs(c_x) + np.abs(c_y)
-    scale = csum**2 * cg.kc_max + np.abs(dc) * (2.0 * csum * cg.r_max + np.abs(dc) * abs(g))
+    scale = csum**2 * pg.kc_max + np.abs(dc) * (2.0 * csum * pg.r_max + np.abs(dc) * abs(g))
     return Values(stat, scale)
 
 

@@ -1,0 +1,233 @@
+r"""The exact MMD permutation test without the N x N Gram matrix: tiles on the fly.
+
+:class:`StreamedGram` plays the part of :class:`kmtests.engines.mmd.PooledGram`
+for the uniform-weight statistics (the KME and every estimator whose weights
+are uniform, :mod:`kmtests.engines.mmd`): what they need is, for every split
+with membership vector ``a``, the centred within-sample sum ``s = a'Kc a``,
+and the permutation-invariant row means ``r``, grand mean ``g`` and diagonal
+of ``K``.
+
+Two passes over the upper block triangle of the Gram matrix, in tiles of
+``TILE x TILE`` computed from the data when they are needed:
+
+1. the row means ``r`` (and ``g``, the diagonal, the extreme values, with
+   the finiteness check of every tile);
+2. for a chunk of splits ``A`` (rows of 0/1 memberships),
+   ``s = sum_I sum_{J >= I} m_IJ rowsum((A_I Kc_IJ) * A_J)`` with ``m = 1`` on
+   the diagonal and ``2`` above it, ``Kc_IJ = K_IJ - r_I - r_J + g``: the block
+   form of the in-memory engine (``2 B N^2`` flops for ``B`` splits, half of
+   them saved by symmetry), one tile at a time. Each tile is generated once
+   per chunk of splits and multiplied by fixed-shape row groups of
+   ``_CHUNK`` splits, and the partial sums are added in a fixed order (per
+   row block of tiles, then over row blocks): a split's value is the same
+   bits whatever the batch of splits it came in.
+
+Memory is ``O(N d + TILE^2 + chunk N)``; the kernel values are computed
+``1 + (number of chunks)`` times. The Gaussian family stores ``k - 1``
+(``expm1``), as the in-memory engine does, so that centring keeps the digits
+of kernel differences at large bandwidths.
+
+Row blocks are independent tasks (:func:`row_block_sums`); inside
+``joblib.parallel_config(backend="dask")`` they run on a dask cluster, and
+their partial sums are added in the same order as locally (the same p-value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ._values import Values
+from .mmd import _CHUNK, _membership_into
+
+__all__ = ["TILE", "StreamedGram", "row_block_sums"]
+
+#: tile width (fixed: the tiles' shapes must depend on N only)
+TILE = 2048
+
+
+class TileSource:
+    """Kernel values ``K[I, J] - offset`` of the pooled points, computed on demand."""
+
+    def __init__(self, kernel: Any, z: np.ndarray, name: str = "the pooled sample") -> None:
+        from ..kernels import _BandwidthKernel
+
+        self.kernel = kernel
+        self.n = z.shape[0]
+        self.offset = 0.0
+        if isinstance(kernel, _BandwidthKernel):
+            zs, _, top = kernel._prescale(np.asarray(z, dtype=np.float64), None, name)
+            self.z = np.ascontiguousarray(zs)
+            self.top2 = top * top
+            self.offset = 1.0  # tiles hold k - 1 (expm1): the differences keep their digits
+            self._radial = True
+        else:
+            self.z = np.ascontiguousarray(z, dtype=np.float64)
+            self._radial = False
+
+    def tile(self, i0: int, i1: int, j0: int, j1: int) -> np.ndarray:
+        """``K[i0:i1, j0:j1] - offset`` (a new array)."""
+        from ..kernels import _sqdist_unit
+
+        a = self.z[i0:i1]
+        if self._radial:
+            D = _sqdist_unit(a) if (i0, i1) == (j0, j1) else _sqdist_unit(a, self.z[j0:j1])
+            D *= self.top2
+            t = self.kernel._exponent(D)
+            return np.expm1(t, out=t)
+        if (i0, i1) == (j0, j1):
+            T = np.asarray(self.kernel.gram(a), dtype=np.float64)
+            return np.array(0.5 * (T + T.T))
+        return np.array(self.kernel.gram(a, self.z[j0:j1]), dtype=np.float64)
+
+
+def _bounds(n: int) -> list[tuple[int, int]]:
+    return [(s, min(s + TILE, n)) for s in range(0, n, TILE)]
+
+
+@dataclass(frozen=True, eq=False)
+class StreamedGram:
+    """The pooled Gram matrix's permutation-invariant summaries, and its tiles.
+
+    Attributes
+    ----------
+    tiles : TileSource
+    r, g, diag : the row means, grand mean and diagonal of ``K``.
+    r_stored, g_stored : the same without the tiles' offset (to centre tiles).
+    kc_max : float
+        A bound on ``max |Kc|`` (``max|K - offset| + 2 max|r_stored| +
+        |g_stored|``): the rounding scale of the statistics.
+    """
+
+    tiles: TileSource
+    r: np.ndarray
+    g: float
+    diag: np.ndarray
+    r_stored: np.ndarray
+    g_stored: float
+    kc_max: float
+
+    @classmethod
+    def build(cls, kernel: Any, z: np.ndarray, name: str = "the pooled sample",
+              progress: Callable[[int], None] | None = None) -> "StreamedGram":
+        """First pass: row means, diagonal and extremes, tile by tile (checked finite)."""
+        src = TileSource(kernel, z, name)
+        n = src.n
+        rows = np.zeros(n)
+        diag = np.empty(n)
+        lo, hi = np.inf, -np.inf
+        for bi, (i0, i1) in enumerate(_bounds(n)):
+            part = np.zeros(i1 - i0)
+            for (j0, j1) in _bounds(n)[bi:]:
+                T = src.tile(i0, i1, j0, j1)
+                tlo, thi = float(T.min()), float(T.max())
+                if not (np.isfinite(tlo) and np.isfinite(thi)):
+                    _raise_not_finite(kernel, name)
+                lo, hi = min(lo, tlo), max(hi, thi)
+                part += T.sum(axis=1)
+                if j0 == i0:
+                    diag[i0:i1] = np.diagonal(T)
+                else:
+                    rows[j0:j1] += T.sum(axis=0)
+            rows[i0:i1] += part
+            if progress is not None:
+                progress(1)
+        r = rows / n
+        g = float(r.mean())
+        kmax = max(abs(lo), abs(hi))
+        bound = kmax + 2.0 * float(np.max(np.abs(r))) + abs(g)
+        off = src.offset
+        return cls(src, r + off, g + off, diag + off, r, g, bound)
+
+    # -- the interface of PooledGram used by the uniform-rule statistics --------------------
+    @property
+    def n(self) -> int:
+        return self.tiles.n
+
+    @property
+    def r_max(self) -> float:
+        return float(np.max(np.abs(self.r))) if self.n else 0.0
+
+    @property
+    def diag_c(self) -> np.ndarray:
+        return (self.diag - self.tiles.offset) - 2.0 * self.r_stored + self.g_stored
+
+    def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
+                    ) -> np.ndarray:
+        """``a'Kc a`` for every split in `perms` (x = the first `n_x` entries of a row)."""
+        from ._loop import blas_threads
+        from ._threads import resolve_n_jobs
+
+        n_rows = perms.shape[0]
+        groups = -(-n_rows // _CHUNK)
+        A = np.zeros((groups * _CHUNK, self.n))
+        for k in range(groups):  # fixed-shape groups, zero rows padding the last one
+            _membership_into(A[k * _CHUNK:(k + 1) * _CHUNK], perms[k * _CHUNK:(k + 1) * _CHUNK],
+                             n_x)
+        blocks = range(len(_bounds(self.n)))
+        parts = _map_blocks(self, A, blocks, resolve_n_jobs(n_jobs), blas_threads)
+        out = np.zeros(groups * _CHUNK)
+        for part in parts:  # fixed order: the same bits locally and on a cluster
+            out += part
+        return out[:n_rows]
+
+
+def row_block_sums(sg: StreamedGram, A: np.ndarray, bi: int) -> np.ndarray:
+    """The contribution of row block `bi` (its tiles ``J >= I``) to ``a'Kc a`` for every row
+    of `A` (rows: 0/1 memberships in groups of ``_CHUNK``)."""
+    bounds = _bounds(sg.n)
+    i0, i1 = bounds[bi]
+    out = np.zeros(A.shape[0])
+    P = np.empty((_CHUNK, TILE))
+    for (j0, j1) in bounds[bi:]:
+        T = sg.tiles.tile(i0, i1, j0, j1)
+        T -= sg.r_stored[i0:i1, None] + sg.r_stored[None, j0:j1]
+        T += sg.g_stored
+        m = 1.0 if j0 == i0 else 2.0
+        w = j1 - j0
+        for k in range(0, A.shape[0], _CHUNK):
+            Pk = P[:, :w]
+            np.matmul(A[k:k + _CHUNK, i0:i1], T, out=Pk)
+            out[k:k + _CHUNK] += m * np.einsum("ij,ij->i", Pk, A[k:k + _CHUNK, j0:j1])
+    return out
+
+
+def _map_blocks(sg: StreamedGram, A: np.ndarray, blocks: range, n_threads: int | None,
+                blas_threads: Any) -> list[np.ndarray]:
+    """The row blocks' partial sums: locally in order (BLAS threads = `n_threads`), or as
+    joblib tasks when a distributed joblib backend (dask) is active."""
+    backend = _distributed_backend()
+    if backend:
+        from joblib import Parallel, delayed
+
+        return list(Parallel(n_jobs=-1)(delayed(row_block_sums)(sg, A, bi) for bi in blocks))
+    if n_threads is None:
+        return [row_block_sums(sg, A, bi) for bi in blocks]
+    with blas_threads(n_threads):
+        return [row_block_sums(sg, A, bi) for bi in blocks]
+
+
+def _distributed_backend() -> bool:
+    """Whether a joblib backend that runs tasks elsewhere (dask) is active."""
+    try:
+        from joblib.parallel import get_active_backend
+    except ImportError:  # pragma: no cover - joblib is a dependency
+        return False
+    backend = get_active_backend()[0]
+    return "dask" in type(backend).__name__.lower()
+
+
+def _raise_not_finite(kernel: Any, name: str) -> None:
+    raise ValueError(f"the Gram matrix of {name} has non-finite values with "
+                     f"{kernel.phrase()}: the kernel overflows on these data; rescale the data "
+                     "or choose another bandwidth or kernel.")
+
+
+def streamed_mmd_values(sg: StreamedGram, perms: np.ndarray, n_x: int, rule: Any,
+                        unbiased: bool, n_jobs: int | None = None) -> Values:
+    """MMD^2 of every split for a uniform rule, from the streamed sums."""
+    from .mmd import mmd_uniform, split_sums
+
+    return mmd_uniform(sg, split_sums(sg, perms, n_x, n_jobs), n_x, rule, unbiased)
