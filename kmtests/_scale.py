@@ -24,10 +24,14 @@ from typing import Any
 from ._guards import available_memory, format_bytes
 from ._validation import check_choice
 
-__all__ = ["ENGINES_INDEPENDENCE", "ENGINES_TWO_SAMPLE", "choose_engine"]
+__all__ = ["ENGINES_INDEPENDENCE", "ENGINES_TWO_SAMPLE", "LOW_RANK", "check_n_features",
+           "choose_engine"]
 
 ENGINES_TWO_SAMPLE: tuple[str, ...] = ("exact", "streamed", "auto")
 ENGINES_INDEPENDENCE: tuple[str, ...] = ("exact", "auto")
+
+#: the engines with a number of features
+LOW_RANK: tuple[str, ...] = ()
 
 #: "auto" keeps the in-memory engine while its Gram matrix takes at most this share of
 #: the available memory
@@ -56,3 +60,16 @@ def choose_engine(engine: Any, kind: str, n: int, uniform: bool) -> tuple[str, s
         f"engine='auto': the {n} x {n} Gram matrix ({format_bytes(need)}) does not fit in a "
         f"quarter of the available memory ({format_bytes(free)}), and no exact engine "
         "without it applies here. Test a random subsample, or use an approximate engine.")
+
+
+def check_n_features(engine: str, n_features: Any) -> int | None:
+    """`n_features` validated: a positive int for a low-rank engine, None otherwise."""
+    from ._validation import check_positive_int
+
+    if engine in LOW_RANK:
+        return None if n_features is None else check_positive_int(n_features, "n_features")
+    if n_features is not None:
+        raise ValueError(f"`n_features` applies to the low-rank engines "
+                         f"({', '.join(repr(e) for e in LOW_RANK) or 'none here'}); "
+                         f"engine={engine!r} computes the full kernel.")
+    return None

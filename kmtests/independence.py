@@ -248,6 +248,8 @@ def independence_test(
     data_name: str | None = None,
     filter: str = "tikhonov",
     lam: Any = "auto",
+    engine: str = "exact",
+    n_features: int | None = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -318,6 +320,13 @@ def independence_test(
         ``"auto"``, aggregated with exact level) of ``statistic="regularized"``;
         as in :func:`kmtests.two_sample_test`, with the same lambda for both
         variables.
+    engine : str
+        How the statistics are computed (:doc:`/user_guide/scale`);
+        ``"exact"`` (default) holds both Gram matrices in memory; ``"auto"``
+        is ``"exact"`` while they take at most a quarter of the available
+        memory. The report says which engine ran.
+    n_features : int, optional
+        The number of features of a low-rank engine.
 
     Returns
     -------
@@ -380,6 +389,10 @@ def independence_test(
     if isinstance(statistic, str) and statistic.lower() == "regularized":
         from ._regularized import regularized_independence
 
+        if engine != "exact":
+            raise ValueError("statistic='regularized' runs on engine='exact' (it needs the "
+                             "eigendecompositions of the Gram matrices).")
+
         return regularized_independence(
             x, y, resolve_kernel(kernel_x, bandwidth_x, name="kernel_x",
                                  bandwidth_name="bandwidth_x"),
@@ -387,6 +400,17 @@ def independence_test(
             resolve_estimator(estimator), meth, filter, lam, name)
     problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
                                statistic)
+    problem = _with_engine(problem, engine, n_features)
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, IndependenceResult)
     return res
+
+
+def _with_engine(problem: _Independence, engine: Any, n_features: Any) -> _Independence:
+    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
+    from ._scale import choose_engine, check_n_features
+
+    name, why = choose_engine(engine, "independence", problem.n,
+                              isinstance(problem.estimator.rule(), Uniform))
+    check_n_features(name, n_features)
+    return problem

@@ -203,6 +203,7 @@ def two_sample_test(
     covariance: Literal["pooled", "split"] = "pooled",
     split_size: int | None = None,
     engine: str = "exact",
+    n_features: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -307,6 +308,8 @@ def two_sample_test(
         Gram tiles computed on the fly (memory ``O(N d + B N)``); ``"auto"``
         is ``"exact"`` while the Gram matrix takes at most a quarter of the
         available memory, else ``"streamed"`` (the report says which ran).
+    n_features : int, optional
+        The number of features of a low-rank engine.
 
     Returns
     -------
@@ -385,18 +388,19 @@ def two_sample_test(
                                       resolve_estimator(estimator), meth, filter, lam,
                                       covariance, split_size, name)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    problem = _with_engine(problem, engine)
+    problem = _with_engine(problem, engine, n_features)
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res
 
 
-def _with_engine(problem: _TwoSample, engine: Any) -> _TwoSample:
+def _with_engine(problem: _TwoSample, engine: Any, n_features: Any) -> _TwoSample:
     """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
-    from ._scale import choose_engine
+    from ._scale import check_n_features, choose_engine
 
     name, why = choose_engine(engine, "two_sample", problem.n,
                               isinstance(problem.estimator.rule(), Uniform))
+    check_n_features(name, n_features)
     if name == "exact":
         return problem
     if problem.z is None:

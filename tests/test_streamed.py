@@ -179,3 +179,13 @@ def test_keyboard_interrupt_leaves_the_process_usable(monkeypatch, where):
     assert numba.get_num_threads() == threads
     after = kmtests.two_sample_test(x, y, n_resamples=99, rng=1, n_jobs=1)
     assert after.pvalue == before.pvalue
+
+
+def test_engine_options_are_validated_in_both_tests():
+    x, y = _data(10, 12, 12)
+    with pytest.raises(ValueError, match="`n_features` applies"):
+        kmtests.two_sample_test(x, y, n_features=10)
+    with pytest.raises(ValueError, match="engine"):
+        kmtests.independence_test(x, y, engine="streamed")
+    res = kmtests.independence_test(x, y, engine="auto", n_resamples=9, rng=0)
+    assert res.engine == "exact" and "Engine" not in str(res.summary())
