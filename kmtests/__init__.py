@@ -35,7 +35,7 @@ from .twosample import two_sample_test as two_sample_test
 
 __version__ = "0.1.0.dev0"
 
-_LAZY = ("groundtruth", "power", "risk")
+_LAZY = ("groundtruth", "learn", "power", "risk")
 
 
 def __getattr__(name: str):  # PEP 562: heavier sub-modules load on first use
@@ -60,6 +60,7 @@ __all__ = [
     "hsic",
     "independence_test",
     "kernels",
+    "learn",
     "mmd",
     "power",
     "risk",
