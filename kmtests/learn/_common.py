@@ -20,7 +20,33 @@ from ..estimators import Embedding, KernelMeanEstimator, resolve_estimator
 from ..kernels import (ARDGaussian, Gaussian, Kernel, Laplacian, Linear, Polynomial,
                        resolve_kernel)
 
-__all__ = ["check_estimator_param", "check_real", "fit_kernel", "kernel_diag", "validate_X"]
+__all__ = ["CloneMixin", "check_estimator_param", "check_real", "fit_kernel", "kernel_diag",
+           "validate_X"]
+
+
+class CloneMixin:
+    """``sklearn.base.clone`` support for kernel mean estimator objects as parameters.
+
+    :class:`~kmtests.estimators.KernelMeanEstimator` has a ``get_params()``
+    without scikit-learn's ``deep`` argument, so the generic ``clone`` would
+    fail on it. The estimators are frozen (immutable) configuration objects,
+    so the clone shares them and deep-copies every other parameter, as
+    ``clone`` does.
+    """
+
+    def __sklearn_clone__(self) -> Any:
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)  # type: ignore[attr-defined]
+        new = {k: v if isinstance(v, (KernelMeanEstimator, Kernel)) else clone(v, safe=False)
+               for k, v in params.items()}
+        obj = type(self)(**new)
+        for attr in ("_metadata_request", "_sklearn_output_config"):
+            if attr in self.__dict__:
+                import copy
+
+                setattr(obj, attr, copy.deepcopy(self.__dict__[attr]))
+        return obj
 
 
 def validate_X(est: Any, X: Any, *, reset: bool, y: Any = None,

@@ -23,7 +23,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
 from ..estimators import Embedding
-from ._common import (check_estimator_param, check_int, check_option, check_real,
+from ._common import (CloneMixin, check_estimator_param, check_int, check_option,
+                      check_real,
                       fit_embedding, fit_kernel, validate_X)
 from ._kmm import KMMProblem, kernel_spec
 
@@ -69,7 +70,7 @@ def kmm_objective(embedding: Embedding, weights: ArrayLike, means: ArrayLike,
     return prob.value(pi, theta, s)
 
 
-class KernelMeanMatchingDensity(DensityMixin, BaseEstimator):
+class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
     """Gaussian mixture fitted by kernel mean matching to an estimated embedding.
 
     Fits ``Q = sum_j pi_j N(theta_j, s_j I)`` by minimising

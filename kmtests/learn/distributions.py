@@ -463,4 +463,4 @@ def distribution_gram(X: Any, Y: Any = None, *, kernel: Any = "gaussian",
                             coef0=coef0).fit(X)
     if Y is None:
         return dk.gram()
-    return dk.gram(Y, name="Y")
+    return dk.gram(Y, name="Y").T

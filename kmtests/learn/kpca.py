@@ -26,13 +26,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import (check_estimator_param, check_int, check_option, fit_embedding,
+from ._common import (CloneMixin, check_estimator_param, check_int, check_option, fit_embedding,
                       fit_kernel, kernel_diag, validate_X)
 
 __all__ = ["ShrinkageKernelPCA"]
 
 
-class ShrinkageKernelPCA(TransformerMixin, BaseEstimator):
+class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
     """Kernel PCA whose mean or covariance operator comes from a kernel mean estimator.
 
     Parameters

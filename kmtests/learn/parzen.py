@@ -21,13 +21,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import (check_estimator_param, check_option, fit_embedding, fit_kernel,
+from ._common import (CloneMixin, check_estimator_param, check_option, fit_embedding, fit_kernel,
                       validate_X)
 
 __all__ = ["ParzenClassifier"]
 
 
-class ParzenClassifier(ClassifierMixin, BaseEstimator):
+class ParzenClassifier(CloneMixin, ClassifierMixin, BaseEstimator):
     """Nearest kernel mean (Parzen window) classifier with any kernel mean estimator.
 
     Parameters

@@ -20,7 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import check_real
+from ._common import CloneMixin, check_real
 from .distributions import DistributionKernel
 
 __all__ = ["OneClassSupportMeasureMachine", "SupportMeasureMachine"]
@@ -74,7 +74,8 @@ _PARAMS_DOC = """
         term (paper reproduction only)."""
 
 
-class SupportMeasureMachine(_DistributionKernelMixin, ClassifierMixin, BaseEstimator):
+class SupportMeasureMachine(CloneMixin, _DistributionKernelMixin, ClassifierMixin,
+                            BaseEstimator):
     __doc__ = f"""Support measure machine: an SVM on a list of distributions.
 
     Parameters
@@ -160,14 +161,17 @@ class SupportMeasureMachine(_DistributionKernelMixin, ClassifierMixin, BaseEstim
 
     def decision_function(self, X: Any) -> np.ndarray:
         """SVM decision values ``f(P)`` for the distributions `X`."""
-        return self.svc_.decision_function(self._gram(X))
+        G = self._gram(X)
+        return self.svc_.decision_function(G)
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted labels of the distributions `X`."""
-        return self.svc_.predict(self._gram(X))
+        G = self._gram(X)
+        return self.svc_.predict(G)
 
 
-class OneClassSupportMeasureMachine(_DistributionKernelMixin, OutlierMixin, BaseEstimator):
+class OneClassSupportMeasureMachine(CloneMixin, _DistributionKernelMixin, OutlierMixin,
+                                    BaseEstimator):
     __doc__ = f"""One-class SMM: group anomaly detection on a list of distributions.
 
     Parameters
@@ -224,12 +228,15 @@ class OneClassSupportMeasureMachine(_DistributionKernelMixin, OutlierMixin, Base
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the boundary (negative: group anomaly)."""
-        return self.ocsvm_.decision_function(self._gram(X))
+        G = self._gram(X)
+        return self.ocsvm_.decision_function(G)
 
     def score_samples(self, X: Any) -> np.ndarray:
         """Unshifted scores (higher: more normal); ROC curves use these."""
-        return self.ocsvm_.score_samples(self._gram(X))
+        G = self._gram(X)
+        return self.ocsvm_.score_samples(G)
 
     def predict(self, X: Any) -> np.ndarray:
         """+1 for normal distributions, -1 for group anomalies."""
-        return self.ocsvm_.predict(self._gram(X))
+        G = self._gram(X)
+        return self.ocsvm_.predict(G)
