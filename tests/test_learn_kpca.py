@@ -102,6 +102,8 @@ def test_validation_messages(rng):
         ShrinkageKernelPCA(estimator="mkme", shrink="covariance").fit(x)
     with pytest.raises(ValueError, match="`n_components` must be an integer >= 1"):
         ShrinkageKernelPCA(n_components=0).fit(x)
+    with pytest.raises(ValueError, match="shrank the covariance operator to zero"):
+        ShrinkageKernelPCA(estimator=SKMSE(shrinkage=1.0), shrink="covariance").fit(x)
 
 
 def test_grid_search_over_estimators_in_pipeline(rng):

@@ -138,6 +138,11 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
                     f"needs weights on the Gram matrix K_c o K_c); {type(est).__name__} has "
                     "none. Use shrink='mean' with it.") from exc
             beta = np.asarray(beta, dtype=np.float64)
+            if not np.any(beta):
+                raise ValueError(
+                    "`estimator` shrank the covariance operator to zero (shrinkage 1, all "
+                    "weights 0 on K_c o K_c), so it has no principal components; use "
+                    "shrink='mean' or another estimator.")
         lam, U = np.linalg.eigh(Kc)
         keep = lam > max(lam[-1], 0.0) * n * np.finfo(np.float64).eps * 10
         U, lam = U[:, keep], lam[keep]
