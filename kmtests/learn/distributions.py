@@ -144,8 +144,8 @@ def expected_kernel(P: Sequence[Normal], Q: Sequence[Normal] | None = None, *,
     >>> from kmtests.learn import Normal, expected_kernel
     >>> P = [Normal([0.0], 1.0), Normal([1.0], 0.5)]
     >>> print(np.round(expected_kernel(P, kernel="gaussian", bandwidth=1.0), 4))
-    [[0.5774 0.4152]
-     [0.4152 0.7071]]
+    [[0.5774 0.5178]
+     [0.5178 0.7071]]
     """
     kind_p, P = _as_inputs(P, "P")
     same = Q is None
@@ -231,8 +231,8 @@ def flex_gram(x: ArrayLike, variances: ArrayLike, y: ArrayLike | None = None,
     >>> from kmtests.learn import flex_gram
     >>> K = flex_gram([[0.0], [1.0]], [0.0, 0.5], bandwidth=1.0)
     >>> print(np.round(K, 4))
-    [[1.     0.5134]
-     [0.5134 0.7071]]
+    [[1.     0.585 ]
+     [0.585  0.7071]]
     """
     xa = as_sample(x, "x", min_size=1)
     v = np.asarray(variances, dtype=np.float64).reshape(-1)
@@ -454,9 +454,9 @@ def distribution_gram(X: Any, Y: Any = None, *, kernel: Any = "gaussian",
     >>> bags = [gen.normal(m, 1.0, size=(50, 2)) for m in (0.0, 0.0, 3.0)]
     >>> K = distribution_gram(bags, kernel="gaussian", bandwidth=1.0, estimator="skmse")
     >>> print(np.round(K, 3))
-    [[0.162 0.154 0.001]
-     [0.154 0.17  0.001]
-     [0.001 0.001 0.168]]
+    [[0.324 0.318 0.034]
+     [0.318 0.324 0.023]
+     [0.034 0.023 0.279]]
     """
     dk = DistributionKernel(kernel=kernel, bandwidth=bandwidth, estimator=estimator,
                             level2=level2, level2_bandwidth=level2_bandwidth, degree=degree,

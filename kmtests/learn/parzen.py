@@ -76,7 +76,7 @@ class ParzenClassifier(CloneMixin, ClassifierMixin, BaseEstimator):
     >>> print(clf.predict([[0.0, 0.0], [2.0, 2.0]]))
     [0 1]
     >>> print(f"{clf.score(X, y):.3f}")
-    0.867
+    0.917
     """
 
     def __init__(self, *, estimator: Any = "kme", kernel: Any = "gaussian",

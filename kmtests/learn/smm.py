@@ -195,7 +195,7 @@ class OneClassSupportMeasureMachine(CloneMixin, _DistributionKernelMixin, Outlie
     >>> import numpy as np
     >>> from kmtests.learn import OneClassSupportMeasureMachine
     >>> gen = np.random.default_rng(0)
-    >>> bags = [gen.normal(0, 1, size=(30, 2)) for _ in range(20)]
+    >>> bags = [gen.normal(0, 1, size=(30, 2)) for _ in range(40)]
     >>> oc = OneClassSupportMeasureMachine(nu=0.1, bandwidth=1.0,
     ...                                    level2="gaussian").fit(bags)
     >>> odd = [gen.normal(0, 1, size=(30, 2)), gen.normal(0, 0.1, size=(30, 2))]
