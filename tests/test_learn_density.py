@@ -221,3 +221,12 @@ def test_pipeline_and_grid_search(rng):
 @parametrize_with_checks([KernelMeanMatchingDensity(n_components=2, n_init=2)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_import_kmtests_does_not_import_sklearn():
+    import subprocess
+    import sys
+
+    code = ("import sys, kmtests; assert 'sklearn' not in sys.modules; "
+            "kmtests.learn.KernelMeanMatchingDensity; assert 'sklearn' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
