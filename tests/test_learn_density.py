@@ -53,9 +53,9 @@ def _literal_objective(emb, pi, theta, s, kern, mc, gen):
     for j in range(len(pi)):
         xj = theta[j] + np.sqrt(s[j]) * gen.standard_normal((mc, d))
         cross += pi[j] * (kern.gram(xj, emb.points) @ emb.weights)
-        for l in range(len(pi)):
-            xl = theta[l] + np.sqrt(s[l]) * gen.standard_normal((mc, d))
-            rr += pi[j] * pi[l] * _rowwise(kern, xj, xl)
+        for q in range(len(pi)):
+            xq = theta[q] + np.sqrt(s[q]) * gen.standard_normal((mc, d))
+            rr += pi[j] * pi[q] * _rowwise(kern, xj, xq)
     val = const - 2.0 * cross.mean() + rr.mean()
     se = np.sqrt(np.var(rr - 2.0 * cross, ddof=1) / mc)
     return val, se
@@ -93,10 +93,10 @@ def test_objective_literal_double_sum_rbf(rng):
             v = h * h + s[j]
             total -= 2 * pi[j] * emb.weights[p] * (h * h / v) ** (d / 2) * np.exp(
                 -np.sum((x[p] - theta[j]) ** 2) / (2 * v))
-        for l in range(2):
-            v = h * h + s[j] + s[l]
-            total += pi[j] * pi[l] * (h * h / v) ** (d / 2) * np.exp(
-                -np.sum((theta[j] - theta[l]) ** 2) / (2 * v))
+        for q in range(2):
+            v = h * h + s[j] + s[q]
+            total += pi[j] * pi[q] * (h * h / v) ** (d / 2) * np.exp(
+                -np.sum((theta[j] - theta[q]) ** 2) / (2 * v))
     assert kmm_objective(emb, pi, theta, s) == pytest.approx(total, rel=1e-12)
 
 
@@ -110,9 +110,9 @@ def test_objective_smoothed_embedding_uses_marginalized_kernel(rng):
                                                         smoothing_x=0.3,
                                                         smoothing_y=s[j])[:, 0]
                 for j in range(2))
-    rr = sum(pi[j] * pi[l] * marginalized_gram(theta[j:j + 1], theta[l:l + 1], kernel=kern,
-                                               smoothing_x=s[j], smoothing_y=s[l])[0, 0]
-             for j in range(2) for l in range(2))
+    rr = sum(pi[j] * pi[q] * marginalized_gram(theta[j:j + 1], theta[q:q + 1], kernel=kern,
+                                               smoothing_x=s[j], smoothing_y=s[q])[0, 0]
+             for j in range(2) for q in range(2))
     assert kmm_objective(emb, pi, theta, s) == pytest.approx(const - 2 * cross + rr, rel=1e-12)
 
 
