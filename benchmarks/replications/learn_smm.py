@@ -16,7 +16,9 @@ and degree in {2, ..., 6}. The SVM is sklearn's SVC on the precomputed Gram
 matrix (SupportMeasureMachine does the same; tests/test_learn_smm.py).
 
 libsvm stops after 200,000 iterations (ConvergenceWarning silenced): the
-polynomial level-2 kernel of high degree is badly scaled and can stall it.
+polynomial level-2 kernel of high degree is badly scaled and can stall it;
+a candidate whose Gram matrix overflows, or on which libsvm fails, is
+scored 0 in the cross-validation.
 
 ``--sample-size N`` replaces the closed forms by the KME of N points drawn
 from each distribution (the paper does not say which it used; see
@@ -110,10 +112,16 @@ def evaluate(G_all: np.ndarray, level2: str, y: np.ndarray, tr: np.ndarray, te: 
             K = level2_gram(G_all, diag, diag, level2="gaussian",
                             bandwidth=1.0 / np.sqrt(prm["gamma2"]))
         Ktr = K[np.ix_(tr, tr)]
+        if not np.all(np.isfinite(K)):  # (G + 1)^6 can overflow: not a candidate
+            continue
         for C in C_GRID:
             acc = []
             for a, b in cv.split(tr, ytr):
-                m = svc(C).fit(Ktr[np.ix_(a, a)], ytr[a])
+                try:
+                    m = svc(C).fit(Ktr[np.ix_(a, a)], ytr[a])
+                except ValueError:  # libsvm: non-finite dual coefficients (ill-scaled K)
+                    acc.append(0.0)
+                    continue
                 acc.append(m.score(Ktr[np.ix_(b, a)], ytr[b]))
             if np.mean(acc) > best[0]:
                 best = (float(np.mean(acc)), {**prm, "C": C, "K": K})
