@@ -10,7 +10,8 @@ pairwise-coupling majority vote); estimators KME, B-KMSE ("bkmse"), R-KMSE
 (JMLR name; "skmse") and S-KMSE (JMLR name; "fkmse", JMLR Prop 15 LOOCV);
 paired t-test (scipy.stats.ttest_rel) against KME at 5%.
 
-``--scale none`` uses the raw features instead.
+``--scale none`` uses the raw features instead (we wrote those rows to
+``benchmarks/results/learn_parzen_rawscale.csv``).
 
 Run: python benchmarks/replications/learn_parzen.py [--reps 100] [--scale none]
 """
