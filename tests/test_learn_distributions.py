@@ -161,3 +161,13 @@ def test_validation_messages(rng):
         Normal([0.0, 1.0], [[1.0, 0.5], [0.0, 1.0]])
     with pytest.raises(ValueError, match="`variances` must be non-negative"):
         flex_gram(bags[0], -np.ones(5), bandwidth=1.0)
+
+
+def test_embedding_gram_rejects_mixed_kernels(rng):
+    x = rng.normal(size=(5, 2))
+    a = KME().fit(x, kernel=Gaussian(bandwidth=1.0))
+    b = KME().fit(x, kernel=Gaussian(bandwidth=2.0))
+    with pytest.raises(ValueError, match="share one kernel"):
+        embedding_gram([a, b])
+    with pytest.raises(ValueError, match="`bandwidth` must be a positive number for Gaussian"):
+        expected_kernel([Normal([0.0], 1.0)], kernel=Gaussian())

@@ -44,7 +44,10 @@ __all__ = ["KMMProblem", "kernel_spec"]
 def kernel_spec(kernel: Any, d: int) -> tuple[str, Any, float]:
     """``("rbf", b (d,), 0)`` or ``("poly", degree, coef0)``; other kernels raise."""
     if isinstance(kernel, (Gaussian, ARDGaussian)):
-        b = np.atleast_1d(np.asarray(kernel._bw(), dtype=np.float64)) ** 2
+        if not kernel.is_fitted:
+            raise ValueError("`kernel` has the data-driven bandwidth 'median'; resolve it "
+                             "first with `kernel.fitted_to(x)`.")
+        b = np.atleast_1d(np.asarray(kernel.bandwidth, dtype=np.float64)) ** 2
         if b.size == 1:
             b = np.full(d, float(b[0]))
         return "rbf", b, 0.0

@@ -161,7 +161,10 @@ def expected_kernel(P: Sequence[Normal], Q: Sequence[Normal] | None = None, *,
     kern = resolve_kernel(kernel, bandwidth if isinstance(kernel, str)
                           and kernel.lower() == "gaussian" else "median")
     if isinstance(kern, Gaussian):
-        s2 = float(kern._bw()) ** 2
+        if not kern.is_fitted:
+            raise ValueError("`bandwidth` must be a positive number for Gaussian inputs "
+                             "(there is no sample to apply the median heuristic to).")
+        s2 = float(kern.bandwidth) ** 2
         out = np.empty((len(P), len(Q)))
         eye = s2 * np.eye(d)
         for i in range(len(P)):
@@ -254,6 +257,15 @@ def flex_gram(x: ArrayLike, variances: ArrayLike, y: ArrayLike | None = None,
 
 
 # -- empirical embeddings ------------------------------------------------------------------
+def _smoothed(e: Embedding) -> bool:
+    return e.smoothing is not None and bool(np.any(np.asarray(e.smoothing) > 0))
+
+
+def _same_kernel(a: Any, b: Any) -> bool:
+    """Same kernel class and parameters (public ``Kernel.params()``)."""
+    return a is b or (type(a) is type(b) and a.params() == b.params())
+
+
 def embedding_gram(A: Sequence[Embedding], B: Sequence[Embedding] | None = None, *,
                    block: int = 2048) -> np.ndarray:
     """Gram matrix of RKHS inner products ``<A_i, B_j>`` between fitted embeddings.
@@ -264,7 +276,7 @@ def embedding_gram(A: Sequence[Embedding], B: Sequence[Embedding] | None = None,
     """
     same = B is None
     B = A if same else B
-    if any(e._active_smoothing() is not None for e in (*A, *B)):
+    if any(_smoothed(e) for e in (*A, *B)):
         out = np.empty((len(A), len(B)))
         for i, a in enumerate(A):
             for j, b in enumerate(B):
@@ -275,7 +287,9 @@ def embedding_gram(A: Sequence[Embedding], B: Sequence[Embedding] | None = None,
         return out
     kern = A[0].kernel
     for e in (*A, *B):
-        A[0]._check_same_kernel(e)
+        if not _same_kernel(kern, e.kernel):
+            raise ValueError("all embeddings must share one kernel (same kernel and "
+                             "bandwidth) for their inner products.")
     Pb = np.vstack([e.points for e in B])
     wb = np.concatenate([e.weights for e in B])
     starts_b = np.cumsum([0] + [e.points.shape[0] for e in B])[:-1]
