@@ -55,7 +55,7 @@ from ._warnings import SlowTestWarning as SlowTestWarning
 
 __version__ = "0.1.0.dev0"
 
-_LAZY = ("groundtruth", "power", "risk")
+_LAZY = ("groundtruth", "learn", "power", "risk")
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: heavier sub-modules load on first use
@@ -89,6 +89,7 @@ __all__ = [
     "hsic",
     "independence_test",
     "kernels",
+    "learn",
     "mmd",
     "null",
     "power",

@@ -1,0 +1,122 @@
+"""Shared helpers of :mod:`kmtests.learn`: validation, kernels, estimators.
+
+scikit-learn is imported here (and only inside :mod:`kmtests.learn`), so
+``import kmtests`` stays free of it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    _validate_data = None
+
+from ..estimators import Embedding, KernelMeanEstimator, resolve_estimator
+from ..kernels import (ARDGaussian, Gaussian, Kernel, Laplacian, Linear, Polynomial,
+                       resolve_kernel)
+
+__all__ = ["CloneMixin", "check_estimator_param", "check_real", "fit_kernel", "kernel_diag",
+           "validate_X"]
+
+
+class CloneMixin:
+    """``sklearn.base.clone`` support for kernel mean estimator objects as parameters.
+
+    :class:`~kmtests.estimators.KernelMeanEstimator` has a ``get_params()``
+    without scikit-learn's ``deep`` argument, so the generic ``clone`` would
+    fail on it. The estimators are frozen (immutable) configuration objects,
+    so the clone shares them and deep-copies every other parameter, as
+    ``clone`` does.
+    """
+
+    def __sklearn_clone__(self) -> Any:
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)  # type: ignore[attr-defined]
+        new = {k: v if isinstance(v, (KernelMeanEstimator, Kernel)) else clone(v, safe=False)
+               for k, v in params.items()}
+        obj = type(self)(**new)
+        for attr in ("_metadata_request", "_sklearn_output_config"):
+            if attr in self.__dict__:
+                import copy
+
+                setattr(obj, attr, copy.deepcopy(self.__dict__[attr]))
+        return obj
+
+
+def validate_X(est: Any, X: Any, *, reset: bool, y: Any = None,
+               min_samples: int = 1) -> Any:
+    """``validate_data`` of scikit-learn (``_validate_data`` before 1.6).
+
+    Returns ``X`` (float64, 2-D, finite) or ``(X, y)`` when `y` is given.
+    """
+    kw: dict[str, Any] = {"reset": reset, "dtype": np.float64,
+                          "ensure_min_samples": min_samples}
+    if y is not None:
+        kw["y"] = y
+    if _validate_data is not None:
+        return _validate_data(est, X, **kw)
+    return est._validate_data(X, **kw)  # pragma: no cover
+
+
+def check_estimator_param(estimator: Any) -> KernelMeanEstimator:
+    """The `estimator` parameter (a registered name or an estimator object)."""
+    return resolve_estimator(estimator)
+
+
+def check_real(value: Any, name: str, *, low: float | None = None,
+               low_inclusive: bool = False, allow_none: bool = False) -> float | None:
+    """A real number, optionally bounded below, with the house error message."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number{' or None' if allow_none else ''}; "
+                        f"got {value!r}.")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"`{name}` must be a finite number; got {value!r}.")
+    if low is not None and (v < low or (v == low and not low_inclusive)):
+        rel = ">=" if low_inclusive else ">"
+        raise ValueError(f"`{name}` must be {rel} {low:g}; got {value!r}.")
+    return v
+
+
+def check_int(value: Any, name: str, *, low: int = 1) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer >= {low}; got {value!r}.")
+    if int(value) < low:
+        raise ValueError(f"`{name}` must be an integer >= {low}; got {value!r}.")
+    return int(value)
+
+
+def check_option(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        valid = ", ".join(repr(c) for c in sorted(choices))
+        raise ValueError(f"`{name}` must be one of {valid}; got {value!r}.")
+    return value
+
+
+def fit_kernel(kernel: Any, bandwidth: Any, X: np.ndarray) -> Kernel:
+    """Resolve `kernel` and `bandwidth` and fit a ``"median"`` bandwidth on `X`."""
+    return resolve_kernel(kernel, bandwidth).fitted_to(X, name="X")
+
+
+def fit_embedding(estimator: KernelMeanEstimator, x: np.ndarray, kernel: Kernel) -> Embedding:
+    """``estimator.fit`` with a fitted kernel object (no bandwidth re-resolution)."""
+    return estimator.fit(x, kernel=kernel)
+
+
+def kernel_diag(kernel: Kernel, Z: np.ndarray) -> np.ndarray:
+    """``k(z_i, z_i)`` for the rows of `Z` without forming the Gram matrix."""
+    if isinstance(kernel, (Gaussian, ARDGaussian, Laplacian)):
+        return np.ones(Z.shape[0])
+    if isinstance(kernel, Linear):
+        return np.einsum("ij,ij->i", Z, Z)
+    if isinstance(kernel, Polynomial):
+        return (np.einsum("ij,ij->i", Z, Z) + kernel.coef0) ** kernel.degree
+    return np.array([float(kernel.gram(z[None, :], z[None, :])[0, 0]) for z in Z])
