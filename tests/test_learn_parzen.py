@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
+from sklearn.datasets import load_iris  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
@@ -104,3 +105,22 @@ def test_validation_messages(rng):
                           ParzenClassifier(estimator="fkmse", rule="embedding")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_grid_search_over_estimator_objects_and_their_parameters():
+    """Objects are shared by clone (immutable); nested parameters replace the object."""
+    from sklearn.base import clone
+
+    from kmtests.estimators import FKMSE, SKMSE
+
+    X, y = load_iris(return_X_y=True)
+    est = SKMSE(shrinkage=0.1)
+    assert clone(est) is est
+    gs = GridSearchCV(ParzenClassifier(), {"estimator": [est, FKMSE()]}, cv=3).fit(X, y)
+    assert gs.best_params_["estimator"] in (est, FKMSE())
+    gs2 = GridSearchCV(ParzenClassifier(estimator=SKMSE()),
+                       {"estimator__shrinkage": [0.0, 0.5]}, cv=3).fit(X, y)
+    assert gs2.best_estimator_.estimator.shrinkage == gs2.best_params_["estimator__shrinkage"]
+    assert gs2.cv_results_["mean_test_score"][0] != gs2.cv_results_["mean_test_score"][1]
+    model = ParzenClassifier(estimator="skmse").set_params(estimator__shrinkage=0.2)
+    assert model.estimator == SKMSE(shrinkage=0.2)

@@ -96,9 +96,18 @@ class KernelMeanEstimator(abc.ABC):
         return None
 
     # -- conveniences ------------------------------------------------------
-    def get_params(self) -> dict[str, Any]:
-        """The configuration parameters (not the fitted ones)."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The configuration parameters (not the fitted ones).
+
+        `deep` is accepted for scikit-learn (an estimator has no nested
+        parameters).
+        """
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def __sklearn_clone__(self) -> "KernelMeanEstimator":
+        """scikit-learn's ``clone``: an estimator is an immutable configuration, so the
+        clone is the object itself (grid searches over estimator objects work)."""
+        return self
 
     def replace(self, **params: Any) -> "KernelMeanEstimator":
         """Copy with some configuration parameters changed."""

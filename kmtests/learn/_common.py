@@ -25,7 +25,8 @@ __all__ = ["CloneMixin", "check_estimator_param", "check_real", "fit_kernel", "k
 
 
 class CloneMixin:
-    """``sklearn.base.clone`` support for kernel mean estimator objects as parameters.
+    """``sklearn.base.clone`` and nested ``set_params`` support for kernel mean estimator
+    objects as parameters.
 
     :class:`~kmtests.estimators.KernelMeanEstimator` has a ``get_params()``
     without scikit-learn's ``deep`` argument, so the generic ``clone`` would
@@ -33,6 +34,26 @@ class CloneMixin:
     so the clone shares them and deep-copies every other parameter, as
     ``clone`` does.
     """
+
+    def set_params(self, **params: Any) -> Any:
+        """scikit-learn's ``set_params``, with nested parameters of a kernel mean estimator
+        (``estimator__shrinkage=0.1``) applied by replacing the (immutable) estimator
+        object with a modified copy, so grid searches over them work."""
+        nested: dict[str, dict[str, Any]] = {}
+        rest: dict[str, Any] = {}
+        for key, value in params.items():
+            head, sep, sub = key.partition("__")
+            current = getattr(self, head, None) if sep else None
+            if head == "estimator" and isinstance(current, (str, KernelMeanEstimator)):
+                nested.setdefault(head, {})[sub] = value
+            else:
+                rest[key] = value
+        for head, sub_params in nested.items():
+            if head in rest:  # a new estimator object, then its parameters
+                rest[head] = check_estimator_param(rest[head]).replace(**sub_params)
+            else:
+                rest[head] = check_estimator_param(getattr(self, head)).replace(**sub_params)
+        return super().set_params(**rest)  # type: ignore[misc]
 
     def __sklearn_clone__(self) -> Any:
         from sklearn.base import clone
