@@ -58,7 +58,14 @@ Row = tuple  # (scenario, test, n, effect, repetition, estimator, pvalue)
 
 
 class CheckpointError(ValueError):
-    """A power-study checkpoint file cannot be used (other settings, corrupt, in use)."""
+    """A power-study checkpoint file cannot be used (other settings, corrupt, in use).
+
+    Raised by :func:`kmtests.power.power_curve`; the message names the file
+    and what is wrong with it (the settings that differ, the corrupt line, the
+    process holding the lock).
+    """
+
+    __module__ = "kmtests.power"  # its public home
 
 
 # -- a canonical, JSON-able description of settings ----------------------------
@@ -260,7 +267,7 @@ class _Lock:
     def __init__(self, path: Path) -> None:
         try:
             import fcntl
-        except ImportError:  # pragma: no cover - non-POSIX platforms
+        except ImportError:  # non-POSIX platforms
             raise CheckpointError(
                 "checkpoint files need POSIX file locking (fcntl), which this platform "
                 "lacks; run the study without `checkpoint`.") from None

@@ -306,7 +306,8 @@ class PowerCurveResult:
     def __str__(self) -> str:
         return str(self.summary())
 
-    def plot(self, ax: Any = None, *, alpha: float | None = None, x: str | None = None) -> Any:
+    def plot(self, ax: Any = None, *, alpha: float | None = None, x: str | None = None,
+             at: float | None = None) -> Any:
         """Power against sample size (or effect), one line per estimator.
 
         Every estimator has its own colour, line style and marker; its
@@ -323,10 +324,25 @@ class PowerCurveResult:
             The level to plot (default: the study's first).
         x : {'n', 'effect'}, optional
             The horizontal axis (default: ``'n'`` when several sizes were run).
+        at : float, optional
+            When the study has several values of the other variable (effects
+            for ``x='n'``, sizes for ``x='effect'``), the one to plot (default:
+            the largest); it is shown in the title.
 
         Returns
         -------
         matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", estimators=["kme", "skmse"],
+        ...                   sample_sizes=[10, 20], repetitions=5, n_resamples=19, rng=0)
+        >>> ax = res.plot()
+        >>> [line.get_label() for line in ax.get_lines()[:2]]
+        ['kme', 'skmse']
         """
         try:
             import matplotlib.pyplot as plt
@@ -341,6 +357,16 @@ class PowerCurveResult:
             x = "n" if tab["n"].nunique() > 1 else "effect"
         if x not in ("n", "effect"):
             raise ValueError(f"`x` must be 'n' or 'effect'; got {x!r}.")
+        other = "effect" if x == "n" else "n"
+        fixed = ""
+        if tab[other].nunique() > 1:
+            values = sorted(set(tab[other]))
+            at = values[-1] if at is None else at
+            if not any(np.isclose(at, v) for v in values):
+                raise ValueError(f"`at` must be one of the study's {other} values {values}; "
+                                 f"got {at!r}.")
+            tab = tab[np.isclose(tab[other], at)]
+            fixed = f" ({other} = {at:g})"
         if ax is None:
             _, ax = plt.subplots(figsize=(7, 4.5))
         ests = self._estimator_order()
@@ -352,8 +378,6 @@ class PowerCurveResult:
         markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
         for i, est in enumerate(ests):
             g = tab[tab["estimator"] == est].sort_values(x)
-            if x == "effect" and g["n"].nunique() > 1:
-                g = g[g["n"] == g["n"].max()]
             pos = g[x].to_numpy(dtype=float) + (i - (len(ests) - 1) / 2) * step
             colour = colours[i % len(colours)]
             ax.errorbar(pos, g["power"], yerr=[g["power"] - g["ci_low"], g["ci_high"] - g["power"]],
@@ -366,7 +390,8 @@ class PowerCurveResult:
         ax.set_xlabel("sample size n" if x == "n" else "effect size")
         ax.set_ylabel(f"power at alpha = {a:g}")
         ax.set_ylim(-0.02, 1.02)
-        title = f"{self.scenario}: {self.description}" if self.description else self.scenario
+        title = f"{self.scenario}{fixed}: {self.description}" if self.description else (
+            self.scenario + fixed)
         ax.set_title(textwrap.fill(title, 70), fontsize=10)
         ax.legend(title="estimator (bars: 95% CI)", fontsize=8, title_fontsize=8)
         return ax

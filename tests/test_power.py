@@ -174,6 +174,27 @@ def test_plot(tmp_path):
     assert (tmp_path / "p.png").stat().st_size > 1000
 
 
+def test_plot_never_joins_different_effects_in_one_line():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = power_curve("linear", sample_sizes=[8, 16], effects=[0.0, 1.0], repetitions=4,
+                      n_resamples=19, rng=0)
+    ax = res.plot()
+    line = [ln for ln in ax.get_lines() if ln.get_label() == "kme"][0]
+    t = res.table()
+    assert np.array_equal(line.get_ydata(), t[t["effect"] == 1.0]["power"])
+    assert ax.get_title().startswith("linear (effect = 1): x ~ N(0, 1)")
+    plt.close(ax.figure)
+    ax = res.plot(at=0.0)
+    assert ax.get_title().startswith("linear (effect = 0): ")
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match=r"`at` must be one of the study's effect values "
+                                         r"\[0.0, 1.0\]; got 0.5"):
+        res.plot(at=0.5)
+
+
 def test_progress_bar(capsys):
     pytest.importorskip("tqdm")
     power_curve("linear", sample_sizes=[8], repetitions=3, n_resamples=19, rng=0, progress=True)

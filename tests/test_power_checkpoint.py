@@ -226,3 +226,11 @@ def test_sigkill_mid_study_then_resume_and_lock(tmp_path):
     fresh = power_curve(SLOW_MEAN_SHIFT, **kw)
     pd.testing.assert_frame_equal(resumed.raw, fresh.raw)
     assert len(_rows(path)) == 30
+
+
+def test_without_file_locking_checkpoints_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # as on a platform without fcntl
+    with pytest.raises(CheckpointError, match=r"checkpoint files need POSIX file locking "
+                                              r"\(fcntl\), which this platform lacks"):
+        power_curve("mean_shift", repetitions=2, checkpoint=tmp_path / "s.csv", **KW)
+    assert not (tmp_path / "s.csv").exists()
