@@ -268,13 +268,16 @@ class PowerCurveResult:
             raise ValueError(f"`alpha` must be one of the study's levels {self.alpha}; got {a}.")
         test = str(self.raw["test"].iloc[0])
         reps = sorted(set(tab["repetitions"]))
-        settings = [("Scenario", self.scenario), ("Test", _TEST_NAMES.get(test, test)),
+        def fit(text: str, width: int) -> str:  # the full text is in the notes
+            return text if len(text) <= width else text[:width - 3] + "..."
+
+        settings = [("Scenario", fit(self.scenario, 21)), ("Test", _TEST_NAMES.get(test, test)),
                     ("Estimators", str(tab["estimator"].nunique())),
                     ("Repetitions", "-".join(str(r) for r in (reps[0], reps[-1]))
                      if len(reps) > 1 else str(reps[0])),
                     ("Resamples", str(self.n_resamples)),
                     ("Seed", "-" if self.seed is None else str(self.seed))]
-        tables = [info_table(settings, f"Power study: {self.scenario} (alpha = {a:g})")]
+        tables = [info_table(settings, fit(f"Power study: {self.scenario} (alpha = {a:g})", 78))]
         header = ["n", "effect", "reps", "rejected", "power", "ci_low", "ci_high", "mean_p"]
         fmt = {"data_fmts": ["%s"], "empty_cell": "", "colwidths": 7, "colsep": "  ",
                "row_pre": "", "row_post": "", "table_dec_above": "=",
@@ -286,14 +289,15 @@ class PowerCurveResult:
             data = [[str(r.n), f"{r.effect:g}", str(r.repetitions), str(r.rejections),
                      f"{r.power:.3f}", f"{r.ci_low:.3f}", f"{r.ci_high:.3f}",
                      f"{r.mean_pvalue:.3f}"] for r in g.itertuples()]
-            title = f"Estimator: {est}"
-            if len(title) > 78:
-                title = title[:75] + "..."
+            title = fit(f"Estimator: {est}", 78)
             tables.append(SimpleTable(data, headers=header, title=title, txt_fmt=dict(fmt)))
-        notes = [f"Scenario: {self.description}",
+        notes = [f"Scenario {self.scenario}: {self.description}",
                  f"Permutation tests with B = {self.n_resamples}; power = mean(p <= alpha), "
                  "ci_low and ci_high the Clopper-Pearson 95% interval; all estimators see the "
                  "same data and permutations in each repetition."]
+        long_labels = [e for e in self._estimator_order() if len(f"Estimator: {e}") > 78]
+        if long_labels:
+            notes.append("Estimators: " + "; ".join(long_labels))
         if self.test_kwargs:
             notes.append("Test options: " + ", ".join(
                 f"{k}={v!r}" for k, v in self.test_kwargs.items()))
@@ -543,10 +547,11 @@ def power_curve(
                                       if k not in _SPEED_ONLY}, "test_kwargs"),
             "estimators": {lab: canonical(o) for lab, o in zip(labels, est_objs)},
         }
-        ckpt = open_checkpoint(checkpoint, settings, seed_given=seed_given)
-        root = _seed_from_settings(ckpt.settings["seed"])
-        pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in ckpt.rows)
     try:
+        if checkpoint is not None:
+            ckpt = open_checkpoint(checkpoint, settings, seed_given=seed_given)
+            root = _seed_from_settings(ckpt.settings["seed"])
+            pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in ckpt.rows)
         tasks = []
         for n in sizes:
             for e in effs:

@@ -147,6 +147,22 @@ def test_summary_columns_are_aligned_and_fit_80_columns():
                    f"{first['mean_pvalue']:.3f}"]
 
 
+def test_summary_of_long_names_fits_80_columns():
+    from dataclasses import replace
+
+    from kmtests.datasets import get_scenario
+
+    scen = replace(get_scenario("linear"), name="linear_with_a_rather_long_custom_name")
+    label = "kme_" + "configured_" * 8
+    res = power_curve(scen, estimators={label: KME()}, sample_sizes=[8], repetitions=2,
+                      n_resamples=9, rng=0)
+    text = str(res.summary())
+    assert max(len(line) for line in text.splitlines()) <= 80
+    flat = " ".join(text.split())  # the notes are wrapped
+    assert "Scenario linear_with_a_rather_long_custom_name: x ~ N(0, 1)" in flat
+    assert label in flat.replace(" ", "") and "Estimator: kme_configured_" in text
+
+
 def test_plot(tmp_path):
     mpl = pytest.importorskip("matplotlib")
     mpl.use("Agg")
