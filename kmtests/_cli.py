@@ -508,7 +508,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (2 for any error)."""
+    """Run the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 for any error (reported in one line on standard
+        error), 130 when a study is interrupted with Ctrl-C.
+
+    Examples
+    --------
+    >>> from kmtests._cli import main
+    >>> main(["independence", "no-such-file.csv", "--x", "a", "--y", "b"])
+    2
+    """
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2, message already printed)

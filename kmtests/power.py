@@ -226,7 +226,26 @@ class PowerCurveResult:
         """Tidy table: power = mean(p <= alpha) with a Clopper-Pearson interval.
 
         Columns: scenario, test, estimator, n, effect, alpha, repetitions,
-        rejections, power, ci_low, ci_high, mean_pvalue.
+        rejections, power, ci_low, ci_high, mean_pvalue; one row per
+        estimator, design point and level, in the order of the estimators.
+
+        Parameters
+        ----------
+        conf_level : float
+            Confidence level of the interval ``[ci_low, ci_high]``.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Examples
+        --------
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", sample_sizes=[20], effects=[1.0],
+        ...                   repetitions=10, n_resamples=49, rng=1)
+        >>> row = res.table().iloc[0]
+        >>> int(row["rejections"]), round(float(row["ci_low"]), 3)
+        (10, 0.692)
         """
         from statsmodels.stats.proportion import proportion_confint
 
@@ -258,6 +277,22 @@ class PowerCurveResult:
         ----------
         alpha : float, optional
             The level to report (one of the study's; default: the first).
+
+        Returns
+        -------
+        Summary
+            Prints as text; ``as_html()`` for notebooks.
+
+        Examples
+        --------
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", sample_sizes=[20], effects=[1.0],
+        ...                   repetitions=10, n_resamples=49, rng=1)
+        >>> text = str(res.summary())
+        >>> print(text.splitlines()[0].strip())
+        Power study: linear (alpha = 0.05)
+        >>> max(len(line) for line in text.splitlines()) <= 80
+        True
         """
         from statsmodels.iolib.table import SimpleTable
 
@@ -405,6 +440,23 @@ class PowerCurveResult:
 
         The file is a plain table; to resume a study, use the `checkpoint`
         argument of :func:`power_curve`, whose file also records the settings.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (replaced if it exists).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import pandas as pd
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", sample_sizes=[8], repetitions=3,
+        ...                   n_resamples=19, rng=1)
+        >>> path = os.path.join(tempfile.mkdtemp(), "raw.csv")
+        >>> res.to_csv(path)
+        >>> list(pd.read_csv(path).columns)
+        ['scenario', 'test', 'n', 'effect', 'repetition', 'estimator', 'pvalue']
         """
         atomic_write_text(path, self.raw.to_csv(index=False))
 
