@@ -6,110 +6,241 @@ numbers), and returns a :class:`PowerCurveResult` with a tidy table (power,
 Clopper-Pearson interval, mean p-value), an R-style ``summary()`` and
 ``plot()``.
 
-Reproducibility: every repetition gets its own seed, spawned from `rng` by
-its position in the design, so results are identical whatever `n_jobs` or
-backend (joblib, or dask through joblib's ``"dask"`` backend) and whether a
-study is run at once or resumed from its checkpoint file.
+Reproducibility: every repetition gets its own seed, a child of `rng` keyed by
+the repetition's sample size, effect size and number (not by its position in
+the design), so results are identical whatever `n_jobs` or backend (joblib,
+or dask through joblib's ``"dask"`` backend), whatever the order of the
+design, and whether a study is run at once or resumed from its checkpoint
+file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import inspect
+import math
 import os
+import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ._summary import Summary, result_table
+from ._checkpoint import CheckpointError, atomic_write_text, canonical, open_checkpoint
+from ._summary import Summary, settings_table
 from ._typing import SeedLike
 from ._validation import check_positive_int
 from .datasets._scenarios import Scenario, get_scenario
 
-__all__ = ["PowerCurveResult", "power_curve"]
+__all__ = ["CheckpointError", "PowerCurveResult", "power_curve"]
 
 _RAW_COLUMNS = ["scenario", "test", "n", "effect", "repetition", "estimator", "pvalue"]
+# test options that change how fast a p-value is computed, not its value
+_SPEED_ONLY = ("batch", "n_jobs", "data_name")
+_TEST_NAMES = {"two_sample": "two-sample (MMD)", "independence": "independence (HSIC)"}
 
 
-def _task_seed(root: np.random.SeedSequence, i_point: int, rep: int) -> np.random.SeedSequence:
-    # A child keyed by (design point, repetition): independent of execution order.
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i_point, rep))
+def _task_seed(root: np.random.SeedSequence, n: int, effect: float,
+               rep: int) -> np.random.SeedSequence:
+    # A child keyed by the values (n, effect, repetition): independent of the
+    # execution order and of the rest of the design.
+    bits = int(np.float64(effect).view(np.uint64))
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, n, bits, rep),
+                                  pool_size=root.pool_size)
 
 
 @dataclass(frozen=True)
-class _Config:
-    """One compared configuration: a test function's keyword arguments, or a callable."""
+class _Test:
+    """One compared test of ``power_curve(tests=...)``: keyword arguments of the scenario's
+    test (or of the aggregated test), or a callable ``f(x, y, *, n_resamples, rng)``."""
 
-    name: str
     kwargs: dict[str, Any]
     aggregated: bool = False
-    function: Any = None   # callable(x, y, *, n_resamples, rng) -> result
+    function: Any = None
 
     def run(self, x: np.ndarray, y: np.ndarray, kind: str, n_resamples: int,
-            perm_seed: np.random.SeedSequence) -> float:
+            rng: np.random.Generator) -> Any:
         if self.function is not None:
-            fn = self.function
-        elif self.aggregated:
-            from .aggregated import aggregated_independence_test, aggregated_two_sample_test
-
-            fn = aggregated_two_sample_test if kind == "two_sample" else \
-                aggregated_independence_test
-        else:
-            from . import independence_test, two_sample_test
-
-            fn = two_sample_test if kind == "two_sample" else independence_test
-        # the same permutation stream for every configuration: common random numbers
-        res = fn(x, y, n_resamples=n_resamples, rng=np.random.default_rng(perm_seed),
-                 **self.kwargs)
-        return float(res.pvalue)
+            return self.function(x, y, n_resamples=n_resamples, rng=rng, **self.kwargs)
+        return _test_function(kind, self.aggregated)(x, y, n_resamples=n_resamples, rng=rng,
+                                                    **self.kwargs)
 
 
-def _configs(estimators: Iterable[Any], tests: Any, test_kwargs: dict[str, Any]
-             ) -> list[_Config]:
-    """The compared configurations: one per estimator, or one per entry of `tests`."""
-    out: list[_Config] = []
-    if tests is None:
-        for est in estimators:
-            out.append(_Config(_est_name(est), {**test_kwargs, "estimator": est}))
-    else:
-        if not hasattr(tests, "items"):
-            raise TypeError("`tests` must map labels to keyword-argument dicts or callables.")
-        for label, spec in tests.items():
-            if callable(spec):
-                out.append(_Config(str(label), dict(test_kwargs), function=spec))
-                continue
-            if not hasattr(spec, "items"):
-                raise TypeError(f"`tests[{label!r}]` must be a dict of keyword arguments or a "
-                                f"callable; got {type(spec).__name__}.")
+def _test_function(kind: str, aggregated: bool) -> Any:
+    if aggregated:
+        from .aggregated import aggregated_independence_test, aggregated_two_sample_test
+
+        return aggregated_two_sample_test if kind == "two_sample" else \
+            aggregated_independence_test
+    from . import independence_test, two_sample_test
+
+    return two_sample_test if kind == "two_sample" else independence_test
+
+
+def _resolve_tests(tests: Any, kind: str, test_kwargs: dict[str, Any]
+                   ) -> tuple[list[str], list[_Test]]:
+    """Labels and configurations of ``power_curve(tests=...)``, validated."""
+    if not isinstance(tests, Mapping) or not tests:
+        raise TypeError("`tests` must be a non-empty dict {label: keyword-argument dict or "
+                        "callable}.")
+    labels, out = [], []
+    for label, spec in tests.items():
+        if not isinstance(label, str) or not label:
+            raise TypeError(f"`tests` labels must be non-empty strings; got {label!r}.")
+        if callable(spec):
+            out.append(_Test(dict(test_kwargs), function=spec))
+        elif isinstance(spec, Mapping):
             kw = {**test_kwargs, **dict(spec)}
             agg = bool(kw.pop("aggregated", False))
             for bad in ("n_resamples", "rng"):
                 if bad in kw:
                     raise ValueError(f"`tests[{label!r}]` must not contain {bad!r}; it is set "
                                      "by power_curve.")
-            out.append(_Config(str(label), kw, aggregated=agg))
-    if not out:
-        raise ValueError("`estimators` must name at least one estimator.")
-    names = [c.name for c in out]
-    if len(set(names)) != len(names):
-        raise ValueError(f"`estimators` must have distinct names; got {names}.")
-    return out
+            fn = _test_function(kind, agg)
+            unknown = sorted(set(kw) - set(inspect.signature(fn).parameters))
+            if unknown:
+                raise ValueError(f"`tests[{label!r}]` must hold options of {fn.__name__}; got "
+                                 f"{unknown}.")
+            out.append(_Test(kw, aggregated=agg))
+        else:
+            raise TypeError(f"`tests[{label!r}]` must be a dict of keyword arguments or a "
+                            f"callable; got {type(spec).__name__}.")
+        labels.append(label)
+    return labels, out
 
 
 def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.random.SeedSequence,
-              configs: Sequence[_Config], n_resamples: int) -> list[dict[str, Any]]:
+              estimators: Sequence[Any], labels: Sequence[str], n_resamples: int,
+              test_kwargs: dict[str, Any]) -> list[tuple]:
+    """One repetition: one data set, the given estimators (or tests), one permutation
+    stream."""
+    from . import independence_test, two_sample_test
+
     data_seed, perm_seed = seed.spawn(2)
     x, y = scenario.sample(n, effect, np.random.default_rng(data_seed))
+    test = two_sample_test if scenario.kind == "two_sample" else independence_test
     rows = []
-    for cfg in configs:
-        rows.append({"scenario": scenario.name, "test": scenario.kind, "n": n, "effect": effect,
-                     "repetition": rep, "estimator": cfg.name,
-                     "pvalue": cfg.run(x, y, scenario.kind, n_resamples, perm_seed)})
+    for est, label in zip(estimators, labels):
+        # the same permutation stream for every estimator: common random numbers
+        if isinstance(est, _Test):
+            res = est.run(x, y, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
+        else:
+            res = test(x, y, estimator=est, n_resamples=n_resamples,
+                       rng=np.random.default_rng(perm_seed), **test_kwargs)
+        stat, p = float(res.statistic), float(res.pvalue)
+        if not (math.isfinite(stat) and 0.0 <= p <= 1.0):
+            raise ValueError(
+                f"the {label} test returned statistic {stat} and p-value {p} for n = {n}, "
+                f"effect = {effect:g}, repetition {rep} of scenario {scenario.name!r}; a "
+                "non-finite statistic makes the p-value meaningless (check the kernel and "
+                "the scale of the data).")
+        rows.append((scenario.name, scenario.kind, n, effect, rep, label, p))
     return rows
 
 
-def _est_name(est: Any) -> str:
-    return est if isinstance(est, str) else getattr(est, "name", type(est).__name__)
+def _field_defaults(est: Any) -> dict[str, Any]:
+    out = {}
+    for f in dataclasses.fields(est):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        return f"array{v.shape}"
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _auto_label(est: Any) -> str:
+    """The registry name, with the parameters that differ from their defaults."""
+    defaults = _field_defaults(est)
+    changed = [(k, v) for k, v in est.get_params().items()
+               if k not in defaults or canonical(v) != canonical(defaults[k])]
+    if not changed:
+        return est.name
+    return f"{est.name}({', '.join(f'{k}={_short(v)}' for k, v in changed)})"
+
+
+def _resolve_estimators(estimators: Any) -> tuple[list[str], list[Any]]:
+    from .estimators import KernelMeanEstimator, resolve_estimator
+
+    if isinstance(estimators, Mapping):
+        items = [(k, v) for k, v in estimators.items()]
+        for k, _ in items:
+            if not isinstance(k, str) or not k:
+                raise TypeError(f"`estimators` labels must be non-empty strings; got {k!r}.")
+    elif isinstance(estimators, (str, KernelMeanEstimator)):
+        items = [(None, estimators)]
+    else:
+        items = [(None, e) for e in estimators]
+    if not items:
+        raise ValueError("`estimators` must name at least one estimator.")
+    objs = [resolve_estimator(e) for _, e in items]
+    labels = [k if k is not None else _auto_label(o) for (k, _), o in zip(items, objs)]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"`estimators` must have distinct names; got {labels} (pass a dict "
+                         "{label: estimator} to name them).")
+    return labels, objs
+
+
+def _root_seed(rng: SeedLike) -> tuple[np.random.SeedSequence, bool, int | None]:
+    """``(root, given, seed_int)``: the root SeedSequence and whether `rng` fixed it."""
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(int(rng.integers(2**63))), True, None
+    if isinstance(rng, np.random.SeedSequence):
+        return rng, True, None
+    if rng is None:
+        return np.random.SeedSequence(), False, None
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)):
+        raise TypeError("`rng` must be None, an int, a SeedSequence or a Generator; "
+                        f"got {type(rng).__name__}.")
+    if rng < 0:
+        raise ValueError(f"`rng` must be a non-negative integer seed; got {rng}.")
+    return np.random.SeedSequence(int(rng)), True, int(rng)
+
+
+def _seed_settings(root: np.random.SeedSequence) -> dict[str, Any]:
+    return {"entropy": canonical(root.entropy), "spawn_key": [int(k) for k in root.spawn_key],
+            "pool_size": int(root.pool_size)}
+
+
+def _seed_from_settings(d: dict[str, Any]) -> np.random.SeedSequence:
+    return np.random.SeedSequence(d["entropy"], spawn_key=tuple(d["spawn_key"]),
+                                  pool_size=d["pool_size"])
+
+
+def _check_n_jobs(n_jobs: Any) -> int | None:
+    if n_jobs is None:
+        return None
+    if (isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, (int, np.integer))
+            or not (n_jobs == -1 or n_jobs >= 1)):
+        raise ValueError(f"`n_jobs` must be None, -1 or a positive integer; got {n_jobs!r}.")
+    return int(n_jobs)
+
+
+def _require(module: str, feature: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        package = module.split(".")[0]
+        raise ImportError(f"{feature} needs {package}, which is not installed: "
+                          "pip install 'kmtests[power]'") from exc
+
+
+def _distinct(values: list, name: str) -> list:
+    if not values:
+        raise ValueError(f"`{name}` must contain at least one value.")
+    if len(set(values)) != len(values):
+        raise ValueError(f"`{name}` must not repeat a value; got {values}.")
+    return values
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,6 +257,17 @@ class PowerCurveResult:
     n_resamples : int
         Permutations per test.
     seed : int or None
+        The integer seed, when `rng` was given as one.
+    scenario : str
+    description : str
+        The scenario's model.
+    estimators : tuple of str
+        The estimators' labels, in the order given.
+    test_kwargs : dict
+        The extra test options of the study.
+    root_seed : numpy.random.SeedSequence or None
+        The root of every repetition's seed; ``power_curve(..., rng=root_seed)``
+        repeats the study, also one run with ``rng=None``.
     """
 
     raw: pd.DataFrame
@@ -135,16 +277,44 @@ class PowerCurveResult:
     scenario: str = ""
     description: str = ""
     _table: pd.DataFrame | None = field(default=None, repr=False)
+    estimators: tuple[str, ...] = ()
+    test_kwargs: dict[str, Any] = field(default_factory=dict)
+    root_seed: np.random.SeedSequence | None = None
+
+    def _estimator_order(self) -> list[str]:
+        present = list(pd.unique(self.raw["estimator"]))
+        return [e for e in self.estimators if e in present] + [
+            e for e in present if e not in self.estimators]
 
     def table(self, conf_level: float = 0.95) -> pd.DataFrame:
         """Tidy table: power = mean(p <= alpha) with a Clopper-Pearson interval.
 
         Columns: scenario, test, estimator, n, effect, alpha, repetitions,
-        rejections, power, ci_low, ci_high, mean_pvalue.
+        rejections, power, ci_low, ci_high, mean_pvalue; one row per
+        estimator, design point and level, in the order of the estimators.
+
+        Parameters
+        ----------
+        conf_level : float
+            Confidence level of the interval ``[ci_low, ci_high]``.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Examples
+        --------
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", sample_sizes=[20], effects=[1.0],
+        ...                   repetitions=10, n_resamples=49, rng=1)
+        >>> row = res.table().iloc[0]
+        >>> int(row["rejections"]), round(float(row["ci_low"]), 3)
+        (9, 0.555)
         """
         from statsmodels.stats.proportion import proportion_confint
 
         keys = ["scenario", "test", "estimator", "n", "effect"]
+        order = {e: i for i, e in enumerate(self._estimator_order())}
         rows = []
         for key, g in self.raw.groupby(keys, sort=True):
             p = g["pvalue"].to_numpy()
@@ -154,71 +324,215 @@ class PowerCurveResult:
                 rows.append({**dict(zip(keys, key)), "alpha": a, "repetitions": p.size,
                              "rejections": k, "power": k / p.size, "ci_low": float(lo),
                              "ci_high": float(hi), "mean_pvalue": float(p.mean())})
-        return pd.DataFrame(rows)
+        out = pd.DataFrame(rows)
+        if len(out):
+            out = out.sort_values(["estimator", "n", "effect", "alpha"], key=lambda s: (
+                s.map(order) if s.name == "estimator" else s), kind="stable", ignore_index=True)
+        return out
 
     def summary(self, alpha: float | None = None) -> Summary:
-        """R-style text report: one table per estimator of power by size/effect."""
+        """R-style text report: the settings, then one table per estimator.
+
+        Each estimator's table has one line per design point (n, effect) with
+        the repetitions, rejections, power, its Clopper-Pearson 95% interval
+        and the mean p-value; every line fits in 80 columns.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            The level to report (one of the study's; default: the first).
+
+        Returns
+        -------
+        Summary
+            Prints as text; ``as_html()`` for notebooks.
+
+        Examples
+        --------
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", sample_sizes=[20], effects=[1.0],
+        ...                   repetitions=10, n_resamples=49, rng=1)
+        >>> text = str(res.summary())
+        >>> print(text.splitlines()[0].strip())
+        Power study: linear (alpha = 0.05)
+        >>> max(len(line) for line in text.splitlines()) <= 80
+        True
+        """
+        from statsmodels.iolib.table import SimpleTable
+
         a = self.alpha[0] if alpha is None else alpha
         tab = self.table()
         tab = tab[np.isclose(tab["alpha"], a)]
-        tables = []
-        for est, g in tab.groupby("estimator", sort=False):
-            for _, r in g.iterrows():
-                tables.append(result_table(
-                    f"{est} n={r['n']} eff={r['effect']:g}",
-                    ["power", "[95% CI", "]", "mean p", "reps"],
-                    [f"{r['power']:.3f}", f"{r['ci_low']:.3f}", f"{r['ci_high']:.3f}",
-                     f"{r['mean_pvalue']:.3f}", str(r["repetitions"])]))
-        merged = tables[0]
-        for t in tables[1:]:
-            merged.extend(t[1:] if len(t) > 1 else t)
-        merged.title = f"Power study: {self.scenario} (alpha = {a:g})"
-        notes = [self.description,
-                 f"Permutation tests with B = {self.n_resamples}; power = mean(p <= alpha); "
-                 "Clopper-Pearson 95% intervals; all estimators see the same data and "
-                 "permutations in each repetition."]
-        return Summary([merged], notes)
+        if tab.empty:
+            raise ValueError(f"`alpha` must be one of the study's levels {self.alpha}; got {a}.")
+        test = str(self.raw["test"].iloc[0])
+        reps = sorted(set(tab["repetitions"]))
+        def fit(text: str, width: int) -> str:  # the full text is in the notes
+            return text if len(text) <= width else text[:width - 3] + "..."
+
+        settings = [("Scenario", fit(self.scenario, 21)), ("Test", _TEST_NAMES.get(test, test)),
+                    ("Estimators", str(tab["estimator"].nunique())),
+                    ("Repetitions", "-".join(str(r) for r in (reps[0], reps[-1]))
+                     if len(reps) > 1 else str(reps[0])),
+                    ("Resamples", str(self.n_resamples)),
+                    ("Seed", "-" if self.seed is None else str(self.seed))]
+        from .results import _flow
+
+        blocks, _ = settings_table(_flow(settings),
+                                   fit(f"Power study: {self.scenario} (alpha = {a:g})", 78))
+        tables = list(blocks)
+        header = ["n", "effect", "reps", "rejected", "power", "ci_low", "ci_high", "mean_p"]
+        fmt = {"data_fmts": ["%s"], "empty_cell": "", "colwidths": 7, "colsep": "  ",
+               "row_pre": "", "row_post": "", "table_dec_above": "=",
+               "table_dec_below": "=", "header_dec_below": "-", "header_fmt": "%s",
+               "stub_fmt": "%s", "title_align": "l", "header_align": "r",
+               "data_aligns": "r", "stubs_align": "l", "fmt": "txt"}
+        for est in self._estimator_order():
+            g = tab[tab["estimator"] == est]
+            data = [[str(r.n), f"{r.effect:g}", str(r.repetitions), str(r.rejections),
+                     f"{r.power:.3f}", f"{r.ci_low:.3f}", f"{r.ci_high:.3f}",
+                     f"{r.mean_pvalue:.3f}"] for r in g.itertuples()]
+            title = fit(f"Estimator: {est}", 78)
+            tables.append(SimpleTable(data, headers=header, title=title, txt_fmt=dict(fmt)))
+        notes = [f"Scenario {self.scenario}: {self.description}",
+                 f"Permutation tests with B = {self.n_resamples}; power = mean(p <= alpha), "
+                 "ci_low and ci_high the Clopper-Pearson 95% interval; all estimators see the "
+                 "same data and permutations in each repetition."]
+        long_labels = [e for e in self._estimator_order() if len(f"Estimator: {e}") > 78]
+        if long_labels:
+            notes.append("Estimators: " + "; ".join(long_labels))
+        if self.test_kwargs:
+            notes.append("Test options: " + ", ".join(
+                f"{k}={v!r}" for k, v in self.test_kwargs.items()))
+        if self.seed is None and self.root_seed is not None:
+            notes.append(f"Root seed: entropy {self.root_seed.entropy}, spawn key "
+                         f"{tuple(self.root_seed.spawn_key)} (pass `root_seed` as `rng` to "
+                         "repeat the study).")
+        return Summary(tables, notes)
 
     def __str__(self) -> str:
         return str(self.summary())
 
-    def plot(self, ax: Any = None, *, alpha: float | None = None, x: str | None = None) -> Any:
-        """Power against sample size (or effect) with Clopper-Pearson bands.
+    def plot(self, ax: Any = None, *, alpha: float | None = None, x: str | None = None,
+             at: float | None = None) -> Any:
+        """Power against sample size (or effect), one line per estimator.
 
-        Requires matplotlib (``pip install kmtests[plot]``). Returns the Axes.
+        Every estimator has its own colour, line style and marker; its
+        Clopper-Pearson 95% intervals are drawn as light vertical bars, and
+        the estimators are dodged sideways by a small offset, so that
+        estimators with equal power stay visible. The title is the scenario's
+        name and model. Requires matplotlib (``pip install kmtests[plot]``).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        alpha : float, optional
+            The level to plot (default: the study's first).
+        x : {'n', 'effect'}, optional
+            The horizontal axis (default: ``'n'`` when several sizes were run).
+        at : float, optional
+            When the study has several values of the other variable (effects
+            for ``x='n'``, sizes for ``x='effect'``), the one to plot (default:
+            the largest); it is shown in the title.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", estimators=["kme", "skmse"],
+        ...                   sample_sizes=[10, 20], repetitions=5, n_resamples=19, rng=0)
+        >>> ax = res.plot()
+        >>> [line.get_label() for line in ax.get_lines()[:2]]
+        ['kme', 'skmse']
         """
         try:
             import matplotlib.pyplot as plt
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("plot() needs matplotlib: pip install 'kmtests[plot]'") from exc
+        from matplotlib.colors import to_rgba
+
         a = self.alpha[0] if alpha is None else alpha
         tab = self.table()
         tab = tab[np.isclose(tab["alpha"], a)]
         if x is None:
             x = "n" if tab["n"].nunique() > 1 else "effect"
+        if x not in ("n", "effect"):
+            raise ValueError(f"`x` must be 'n' or 'effect'; got {x!r}.")
+        other = "effect" if x == "n" else "n"
+        fixed = ""
+        if tab[other].nunique() > 1:
+            values = sorted(set(tab[other]))
+            at = values[-1] if at is None else at
+            if not any(np.isclose(at, v) for v in values):
+                raise ValueError(f"`at` must be one of the study's {other} values {values}; "
+                                 f"got {at!r}.")
+            tab = tab[np.isclose(tab[other], at)]
+            fixed = f" ({other} = {at:g})"
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
-        for est, g in tab.groupby("estimator", sort=False):
-            g = g.sort_values(x)
-            line, = ax.plot(g[x], g["power"], marker="o", label=est)
-            ax.fill_between(g[x], g["ci_low"], g["ci_high"], color=line.get_color(), alpha=0.2)
-        ax.axhline(a, color="grey", lw=0.8, ls="--")
+            _, ax = plt.subplots(figsize=(7, 4.5))
+        ests = self._estimator_order()
+        xs = np.unique(tab[x].to_numpy(dtype=float))
+        gap = float(np.min(np.diff(xs))) if xs.size > 1 else max(abs(float(xs[0])), 1.0)
+        step = 0.25 * gap / max(len(ests), 1)
+        colours = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+        styles = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3))]
+        markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
+        for i, est in enumerate(ests):
+            g = tab[tab["estimator"] == est].sort_values(x)
+            pos = g[x].to_numpy(dtype=float) + (i - (len(ests) - 1) / 2) * step
+            colour = colours[i % len(colours)]
+            ax.errorbar(pos, g["power"], yerr=[g["power"] - g["ci_low"], g["ci_high"] - g["power"]],
+                        fmt="none", ecolor=to_rgba(colour, 0.3), elinewidth=5, capsize=0,
+                        label="_nolegend_", zorder=2)
+            ax.plot(pos, g["power"], color=colour, ls=styles[i % len(styles)],
+                    marker=markers[i % len(markers)], lw=1.6, ms=5, label=est, zorder=3)
+        ax.axhline(a, color="grey", lw=0.8, ls="--", label="_nolegend_")
+        ax.set_xticks(xs)
         ax.set_xlabel("sample size n" if x == "n" else "effect size")
         ax.set_ylabel(f"power at alpha = {a:g}")
         ax.set_ylim(-0.02, 1.02)
-        ax.set_title(self.scenario)
-        ax.legend(title="estimator")
+        title = f"{self.scenario}{fixed}: {self.description}" if self.description else (
+            self.scenario + fixed)
+        ax.set_title(textwrap.fill(title, 70), fontsize=10)
+        ax.legend(title="estimator (bars: 95% CI)", fontsize=8, title_fontsize=8)
         return ax
 
     def to_csv(self, path: str | os.PathLike) -> None:
-        """Write the raw p-values (the study can be resumed from this file)."""
-        self.raw.to_csv(path, index=False)
+        """Write the raw p-values to a CSV file (atomically).
+
+        The file is a plain table; to resume a study, use the `checkpoint`
+        argument of :func:`power_curve`, whose file also records the settings.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (replaced if it exists).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import pandas as pd
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", sample_sizes=[8], repetitions=3,
+        ...                   n_resamples=19, rng=1)
+        >>> path = os.path.join(tempfile.mkdtemp(), "raw.csv")
+        >>> res.to_csv(path)
+        >>> list(pd.read_csv(path).columns)
+        ['scenario', 'test', 'n', 'effect', 'repetition', 'estimator', 'pvalue']
+        """
+        atomic_write_text(path, self.raw.to_csv(index=False))
 
 
 def power_curve(
     scenario: str | Scenario,
     *,
-    estimators: Iterable[Any] = ("kme",),
+    estimators: Iterable[Any] | Mapping[str, Any] = ("kme",),
     sample_sizes: Iterable[int] = (20, 40, 80),
     effects: Iterable[float] | None = None,
     repetitions: int = 100,
@@ -229,7 +543,7 @@ def power_curve(
     progress: bool = False,
     checkpoint: str | os.PathLike | None = None,
     test_kwargs: dict[str, Any] | None = None,
-    tests: dict[str, Any] | None = None,
+    tests: Mapping[str, Any] | None = None,
 ) -> PowerCurveResult:
     """Power of the kernel test of a scenario across estimators and sizes.
 
@@ -240,13 +554,16 @@ def power_curve(
         ``"variance_shift"``, ``"mixture_vs_gaussian"``, ``"heavy_tails"``,
         ``"linear"``, ``"sinusoidal"``, ``"circular"``, ``"eckerle"``) or a
         :class:`~kmtests.datasets.Scenario`; its kind picks the test.
-    estimators : iterable of str or estimator objects
-        Compared on the same data and permutations.
+    estimators : iterable of str or estimator objects, or dict
+        Compared on the same data and permutations. An estimator is labelled
+        by its registry name, followed by the parameters that differ from
+        their defaults (``SKMSE(shrinkage=0.3)`` is ``"skmse(shrinkage=0.3)"``);
+        a dict ``{label: estimator}`` gives labels of your own.
     sample_sizes : iterable of int
-        Sizes n (per sample for two-sample scenarios).
+        Sizes n (per sample for two-sample scenarios), distinct.
     effects : iterable of float, optional
-        Effect sizes (default: the scenario's default effect). The design is
-        the product sizes x effects; ``effect = 0`` measures the level.
+        Effect sizes, distinct (default: the scenario's default effect). The
+        design is the product sizes x effects; ``effect = 0`` measures the level.
     repetitions : int
         Data sets per design point.
     alpha : float or sequence of float
@@ -255,19 +572,30 @@ def power_curve(
         Permutations per test.
     rng : None, int, SeedSequence or Generator
         Root seed. With an int or SeedSequence, results are reproducible
-        whatever `n_jobs`; a Generator is used to draw a root seed.
+        whatever `n_jobs`; a Generator is used to draw a root seed; None
+        draws fresh entropy (recorded in the result's ``root_seed`` and in
+        the checkpoint file, see `checkpoint`).
     n_jobs : int, optional
-        Parallel workers through joblib (None: serial). Inside
-        ``joblib.parallel_config(backend="dask")`` the tasks run on a dask
-        cluster.
+        Parallel workers through joblib: None (serial), -1 (all cores) or a
+        positive number. Inside ``joblib.parallel_config(backend="dask")`` the
+        tasks run on a dask cluster.
     progress : bool
         Show a tqdm progress bar (needs tqdm).
     checkpoint : path, optional
-        CSV file of raw p-values. Existing rows are reused (only the missing
-        repetitions are run) and the file is rewritten at the end with every
-        row computed so far, so an interrupted study can be resumed with the
-        same call and sub-designs can be read back from it. Rows must come
-        from the same `rng`, `n_resamples` and test settings.
+        File of the study's raw p-values, which makes the study resumable. Its
+        header records what gives a row its meaning: the scenario, the root
+        seed, `n_resamples`, `test_kwargs`, each estimator's configuration and
+        the kmtests version; a file written with other settings is refused
+        (:class:`CheckpointError`, naming what differs). Rows found in the file
+        are reused and only the missing (repetition, estimator) pairs are run,
+        so the design can grow (more repetitions, sizes, effects or estimators)
+        and an interrupted study (Ctrl-C, a killed process) continues where it
+        stopped, with the same p-values as a study run at once. Each
+        repetition's rows are appended as soon as it finishes. With
+        ``rng=None`` a new file records the fresh entropy and later calls with
+        ``rng=None`` continue that stream. Corrupt or truncated rows are
+        refused (each row carries a checksum), and a file in use by another
+        process is refused (POSIX file lock on ``<checkpoint>.lock``).
     test_kwargs : dict, optional
         Extra keyword arguments for the test (kernel, bandwidth, statistic...).
     tests : dict, optional
@@ -276,14 +604,20 @@ def power_curve(
         (:func:`~kmtests.two_sample_test` or :func:`~kmtests.independence_test`;
         with ``"aggregated": True``, of :func:`~kmtests.aggregated_two_sample_test`
         or :func:`~kmtests.aggregated_independence_test`), or a callable
-        ``f(x, y, *, n_resamples, rng) -> result``. Every test sees the same
-        data and the same permutation stream in each repetition. The label
-        goes in the ``estimator`` column of the tables. `estimators` is then
-        ignored (put ``estimator`` in a spec).
+        ``f(x, y, *, n_resamples, rng) -> result`` (which receives `test_kwargs`
+        too). Every test sees the same data and the same permutation stream in
+        each repetition; the label goes in the ``estimator`` column of the
+        tables. `estimators` is then ignored (put ``estimator`` in a spec).
 
     Returns
     -------
     PowerCurveResult
+
+    Raises
+    ------
+    CheckpointError
+        When the checkpoint file was written with other settings, is corrupt
+        or truncated, or is in use by another process.
 
     Examples
     --------
@@ -293,88 +627,112 @@ def power_curve(
     >>> t = res.table()
     >>> print(t[["n", "power"]].to_string(index=False))
      n  power
-    10    0.5
-    30    1.0
+    10   0.50
+    30   0.85
     """
+    from . import __version__
+
     scen = get_scenario(scenario)
-    sizes = [check_positive_int(int(n) if isinstance(n, np.integer) else n, "sample_sizes")
-             for n in sample_sizes]
-    effs = [float(scen.default_effect)] if effects is None else [float(e) for e in effects]
+    sizes = _distinct([check_positive_int(int(n) if isinstance(n, np.integer) else n,
+                                          "sample_sizes") for n in sample_sizes], "sample_sizes")
+    effs = [float(scen.default_effect)] if effects is None else [float(e) + 0.0 for e in effects]
+    _distinct(effs, "effects")
+    if not all(math.isfinite(e) for e in effs):
+        raise ValueError(f"`effects` must be finite numbers; got {effs}.")
     repetitions = check_positive_int(repetitions, "repetitions")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    alphas = tuple(float(a) for a in np.atleast_1d(alpha))
+    alphas = tuple(_distinct([float(a) for a in np.atleast_1d(alpha)], "alpha"))
     if not all(0 < a < 1 for a in alphas):
         raise ValueError(f"`alpha` must be in (0, 1); got {alphas}.")
+    n_jobs = _check_n_jobs(n_jobs)
     test_kwargs = dict(test_kwargs or {})
     for bad in ("estimator", "n_resamples", "rng"):
         if bad in test_kwargs:
             raise ValueError(f"`test_kwargs` must not contain {bad!r}; it is set by power_curve.")
-    configs = _configs(estimators, tests, test_kwargs)
-    est_names = [c.name for c in configs]
-    seed_int = None
-    if isinstance(rng, np.random.Generator):
-        root = np.random.SeedSequence(int(rng.integers(2**63)))
-    elif isinstance(rng, np.random.SeedSequence):
-        root = rng
+    from . import independence_test, two_sample_test
+
+    test = two_sample_test if scen.kind == "two_sample" else independence_test
+    if tests is None:
+        labels, est_objs = _resolve_estimators(estimators)
+        unknown = sorted(set(test_kwargs) - set(inspect.signature(test).parameters))
+        if unknown:
+            raise ValueError(f"`test_kwargs` must be options of {test.__name__}; got "
+                             f"{unknown}.")
     else:
-        root = np.random.SeedSequence(rng)
-        seed_int = int(root.entropy) if rng is not None else None
-    points = [(n, e) for n in sizes for e in effs]
-    for n, _ in points:
-        scen.sample(n, effs[0], 0) if scen.max_n is not None else None  # validates n early
+        labels, configs = _resolve_tests(tests, scen.kind, test_kwargs)
+        est_objs = list(configs)
+    if scen.max_n is not None and max(sizes) > scen.max_n:
+        raise ValueError(f"scenario {scen.name!r} has at most {scen.max_n} observations; "
+                         f"got n = {max(sizes)}.")
+    for e in effs:  # the scenario validates its effects
+        scen.sample(min(sizes), e, 0)
+    tqdm = _require("tqdm.auto", "`progress=True`").tqdm if progress else None
+    joblib = _require("joblib", "`n_jobs`") if n_jobs is not None else None
+    root, seed_given, seed_int = _root_seed(rng)
 
-    done = pd.DataFrame(columns=_RAW_COLUMNS)
-    if checkpoint is not None and os.path.exists(checkpoint):
-        done = pd.read_csv(checkpoint)
-        done = done[done["scenario"] == scen.name]
-    have = {(int(r.n), float(r.effect), int(r.repetition)) for r in done.itertuples()
-            if r.estimator in est_names}
-    tasks = [(i, n, e, rep) for i, (n, e) in enumerate(points) for rep in range(repetitions)
-             if (n, e, rep) not in have]
+    pvalues: dict[tuple, float] = {}
+    ckpt = None
+    if checkpoint is not None:
+        settings = {
+            "kmtests": __version__,
+            "scenario": {"name": scen.name, "kind": scen.kind, "max_n": scen.max_n,
+                         "sampler": canonical(scen.sampler)},
+            "seed": _seed_settings(root),
+            "n_resamples": n_resamples,
+            "test_kwargs": canonical({k: v for k, v in test_kwargs.items()
+                                      if k not in _SPEED_ONLY}, "test_kwargs"),
+            "estimators": {lab: canonical(o) for lab, o in zip(labels, est_objs)},
+        }
+    try:
+        if checkpoint is not None:
+            ckpt = open_checkpoint(checkpoint, settings, seed_given=seed_given)
+            root = _seed_from_settings(ckpt.settings["seed"])
+            pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in ckpt.rows)
+        tasks = []
+        for n in sizes:
+            for e in effs:
+                for rep in range(repetitions):
+                    todo = [j for j, lab in enumerate(labels) if (n, e, rep, lab) not in pvalues]
+                    if todo:
+                        tasks.append((n, e, rep, [est_objs[j] for j in todo],
+                                      [labels[j] for j in todo]))
+        bar = None if tqdm is None else tqdm(total=len(tasks), desc=f"power {scen.name}",
+                                             unit="rep")
 
-    def calls():
-        from joblib import delayed
-
-        for i, n, e, rep in tasks:
-            yield delayed(_run_task)(scen, n, e, rep, _task_seed(root, i, rep), configs,
-                                     n_resamples)
-
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(tasks), desc=f"power {scen.name}", unit="rep")
-    rows: list[dict[str, Any]] = []
-    if n_jobs is None:
-        for i, n, e, rep in tasks:
-            rows.extend(_run_task(scen, n, e, rep, _task_seed(root, i, rep), configs,
-                                  n_resamples))
+        def record(rows: list[tuple]) -> None:
+            if ckpt is not None:
+                ckpt.append(rows)
+            pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in rows)
             if bar is not None:
                 bar.update(1)
-    else:
-        from joblib import Parallel
 
-        for part in Parallel(n_jobs=n_jobs, return_as="generator")(calls()):
-            rows.extend(part)
+        try:
+            if joblib is None:
+                for n, e, rep, objs, labs in tasks:
+                    record(_run_task(scen, n, e, rep, _task_seed(root, n, e, rep), objs, labs,
+                                     n_resamples, test_kwargs))
+            else:
+                calls = (joblib.delayed(_run_task)(scen, n, e, rep, _task_seed(root, n, e, rep),
+                                                   objs, labs, n_resamples, test_kwargs)
+                         for n, e, rep, objs, labs in tasks)
+                parts = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+                with contextlib.closing(parts):
+                    for part in parts:
+                        record(part)
+        finally:
             if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
-    new = pd.DataFrame(rows, columns=_RAW_COLUMNS)
-    everything = pd.concat([done, new], ignore_index=True) if len(done) else new
-    everything = everything.astype({"scenario": str, "test": str, "estimator": str, "n": int,
-                                    "effect": float, "repetition": int, "pvalue": float})
-    everything = everything.sort_values(["n", "effect", "repetition", "estimator"],
-                                        kind="stable", ignore_index=True)
-    in_design = (everything["estimator"].isin(est_names) & everything["n"].isin(sizes)
-                 & everything["effect"].isin(effs) & (everything["repetition"] < repetitions))
-    raw = everything[in_design].reset_index(drop=True)
-    result = PowerCurveResult(raw=raw, alpha=alphas, n_resamples=n_resamples, seed=seed_int,
-                              scenario=scen.name, description=scen.description)
-    if checkpoint is not None:  # keep every row ever computed, for later resumes
-        if os.path.exists(checkpoint):
-            other = pd.read_csv(checkpoint)
-            everything = pd.concat([other[other["scenario"] != scen.name], everything],
-                                   ignore_index=True)
-        everything.to_csv(checkpoint, index=False)
-    return result
+                bar.close()
+    finally:
+        if ckpt is not None:
+            ckpt.close()
+
+    order = {lab: i for i, lab in enumerate(labels)}
+    keys = sorted(((n, e, rep, lab) for n in sizes for e in effs for rep in range(repetitions)
+                   for lab in labels), key=lambda k: (k[0], k[1], k[2], order[k[3]]))
+    raw = pd.DataFrame([(scen.name, scen.kind, *k, pvalues[k]) for k in keys],
+                       columns=_RAW_COLUMNS)
+    raw = raw.astype({"scenario": str, "test": str, "estimator": str, "n": int,
+                      "effect": float, "repetition": int, "pvalue": float})
+    return PowerCurveResult(raw=raw, alpha=alphas, n_resamples=n_resamples, seed=seed_int,
+                            scenario=scen.name, description=scen.description,
+                            estimators=tuple(labels), test_kwargs=test_kwargs, root_seed=root)

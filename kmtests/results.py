@@ -396,7 +396,11 @@ class KernelTestResult:
         return pd.DataFrame([row], index=pd.Index([self.statistic_name], name="statistic_name"))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-Python dict (JSON-serialisable) of the result, without the null sample."""
+        """Plain-Python dict (strict JSON) of the result, without the null sample.
+
+        Non-finite numbers (in `details`, say) are None, and their paths are listed under
+        ``"non_finite"`` (``{"details.shape": "nan"}``).
+        """
         out: dict[str, Any] = {
             "test": self.title,
             "statistic": self.statistic,
@@ -427,7 +431,11 @@ class KernelTestResult:
         ci = self.method.conf_int(self, 0.05)
         if ci is not None:
             out["pvalue_interval_95"] = ci.tolist()
-        return _jsonable(out)
+        bad: dict[str, str] = {}
+        clean = _jsonable(out, "", bad)
+        if bad:  # JSON has no NaN: such fields are null, and listed here
+            clean["non_finite"] = bad
+        return clean
 
 
 def _config(est: Any) -> dict[str, Any]:
@@ -497,16 +505,21 @@ def _shorten_lists(text: str, keep: int = 6) -> str:
     return re.sub(r"\[([^\[\]]*)\]", repl, text)
 
 
-def _jsonable(v: Any) -> Any:
+def _jsonable(v: Any, where: str = "", bad: dict[str, str] | None = None) -> Any:
+    """`v` as plain JSON values; non-finite floats become None, their paths recorded in
+    `bad` (``{"details.shape": "nan"}``)."""
     if isinstance(v, Mapping):
-        return {str(k): _jsonable(u) for k, u in v.items()}
+        return {str(k): _jsonable(u, f"{where}.{k}" if where else str(k), bad)
+                for k, u in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_jsonable(u) for u in v]
+        return [_jsonable(u, f"{where}[{i}]", bad) for i, u in enumerate(v)]
     if isinstance(v, np.ndarray):
-        return _jsonable(v.tolist())
+        return _jsonable(v.tolist(), where, bad)
     if isinstance(v, np.generic):
-        return _jsonable(v.item())
+        return _jsonable(v.item(), where, bad)
     if isinstance(v, float) and not np.isfinite(v):
+        if bad is not None:
+            bad[where] = repr(v)
         return None  # JSON has no NaN/inf
     if isinstance(v, (str, int, float, bool)) or v is None:
         return v

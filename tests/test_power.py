@@ -61,14 +61,23 @@ def test_checkpoint_resume(tmp_path):
     path = tmp_path / "study.csv"
     kw = dict(sample_sizes=[8], effects=[0.5], n_resamples=49, rng=9)
     power_curve("variance_shift", repetitions=4, checkpoint=path, **kw)
-    assert len(pd.read_csv(path)) == 4
+    assert len(pd.read_csv(path, comment="#")) == 4
     resumed = power_curve("variance_shift", repetitions=8, checkpoint=path, **kw)
     fresh = power_curve("variance_shift", repetitions=8, **kw)
     pd.testing.assert_frame_equal(resumed.raw, fresh.raw)
     # a sub-design read back from the file holds only its own rows; the file keeps all
     sub = power_curve("variance_shift", repetitions=3, checkpoint=path, **kw)
     pd.testing.assert_frame_equal(sub.raw, fresh.raw[fresh.raw["repetition"] < 3])
-    assert len(pd.read_csv(path)) == 8
+    assert len(pd.read_csv(path, comment="#")) == 8
+
+
+def test_rows_do_not_depend_on_the_rest_of_the_design():
+    # a repetition's seed is keyed by (n, effect, repetition), not by its position
+    kw = dict(effects=[0.5, 1.0], repetitions=3, n_resamples=19, rng=2)
+    big = power_curve("mean_shift", sample_sizes=[8, 16], **kw).raw
+    small = power_curve("mean_shift", sample_sizes=[16], **{**kw, "effects": [1.0]}).raw
+    pd.testing.assert_frame_equal(
+        big[(big["n"] == 16) & (big["effect"] == 1.0)].reset_index(drop=True), small)
 
 
 def test_table_power_and_interval():
@@ -85,7 +94,7 @@ def test_table_power_and_interval():
         assert r["ci_low"] == pytest.approx(lo, abs=1e-12)
     assert (t[t["alpha"] == 0.1]["power"].to_numpy() >= t5["power"].to_numpy()).all()
     text = str(res.summary())
-    assert "Power study: mean_shift (alpha = 0.05)" in text and "kme n=40" in text
+    assert "Power study: mean_shift (alpha = 0.05)" in text and "Estimator: kme" in text
 
 
 def test_level_at_zero_effect():
@@ -95,14 +104,111 @@ def test_level_at_zero_effect():
     assert stats.binom.ppf(0.005, 200, 0.05) <= k <= stats.binom.ppf(0.995, 200, 0.05)
 
 
+def _table_blocks(text):
+    """The tables of a summary: lists of lines between '=' rules, title excluded."""
+    blocks, cur = [], None
+    for line in text.splitlines():
+        if set(line.strip()) == {"="}:
+            if cur is None:
+                cur = []
+            else:
+                blocks.append(cur)
+                cur = None
+        elif cur is not None and set(line.strip()) != {"-"}:
+            cur.append(line)
+    return blocks
+
+
+def test_summary_columns_are_aligned_and_fit_80_columns():
+    import re
+
+    res = power_curve("mean_shift", estimators=["kme", "skmse", KMECopy()],
+                      sample_sizes=[8, 100], effects=[0.25, 1.0], repetitions=3,
+                      n_resamples=9, rng=0)
+    text = str(res.summary())
+    assert max(len(line) for line in text.splitlines()) <= 80
+    blocks = _table_blocks(text)
+    assert len(blocks) == 4  # the settings, then one table per estimator
+    assert "Scenario:" in blocks[0][0] and "Resamples:" in "".join(blocks[0])
+    for est, block in zip(["kme", "skmse", "kme_copy"], blocks[1:]):
+        header, *rows = block
+        assert header.split() == ["n", "effect", "reps", "rejected", "power", "ci_low",
+                                  "ci_high", "mean_p"]
+        assert len(rows) == 4
+        ends = [m.end() for m in re.finditer(r"\S+", header)]
+        for row in rows:  # every column right-aligned under its header
+            assert [m.end() for m in re.finditer(r"\S+", row)] == ends, (header, row)
+        assert f"Estimator: {est}" in text
+    row = blocks[1][1].split()
+    t = res.table()
+    first = t[(t["estimator"] == "kme") & (t["alpha"] == 0.05)].iloc[0]
+    assert row == [str(first["n"]), f"{first['effect']:g}", "3", str(first["rejections"]),
+                   f"{first['power']:.3f}", f"{first['ci_low']:.3f}", f"{first['ci_high']:.3f}",
+                   f"{first['mean_pvalue']:.3f}"]
+
+
+def test_summary_of_long_names_fits_80_columns():
+    from dataclasses import replace
+
+    from kmtests.datasets import get_scenario
+
+    scen = replace(get_scenario("linear"), name="linear_with_a_rather_long_custom_name")
+    label = "kme_" + "configured_" * 8
+    res = power_curve(scen, estimators={label: KME()}, sample_sizes=[8], repetitions=2,
+                      n_resamples=9, rng=0)
+    text = str(res.summary())
+    assert max(len(line) for line in text.splitlines()) <= 80
+    flat = " ".join(text.split())  # the notes are wrapped
+    assert "Scenario linear_with_a_rather_long_custom_name: x ~ N(0, 1)" in flat
+    assert label in flat.replace(" ", "") and "Estimator: kme_configured_" in text
+
+
 def test_plot(tmp_path):
     mpl = pytest.importorskip("matplotlib")
     mpl.use("Agg")
-    res = power_curve("heavy_tails", sample_sizes=[10, 20], repetitions=4, n_resamples=19, rng=0)
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    res = power_curve("heavy_tails", estimators=["kme", KMECopy(), "skmse"],
+                      sample_sizes=[10, 20], repetitions=4, n_resamples=19, rng=0)
     ax = res.plot()
-    assert ax.get_xlabel() == "sample size n" and len(ax.lines) >= 1
+    assert ax.get_xlabel() == "sample size n"
+    lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+    # one line per estimator (kme and kme_copy coincide, yet both are drawn) ...
+    assert [ln.get_label() for ln in lines] == ["kme", "kme_copy", "skmse"]
+    # ... each with its own colour, line style and marker
+    assert len({to_hex(ln.get_color()) for ln in lines}) == 3
+    assert len({str(ln.get_linestyle()) for ln in lines}) == 3
+    assert len({ln.get_marker() for ln in lines}) == 3
+    # dodged sideways so that coinciding estimators do not hide each other
+    x0, x1 = lines[0].get_xdata(), lines[1].get_xdata()
+    assert np.all(x0 != x1) and np.allclose(x0, x1, atol=2.5)
+    assert "heavy_tails" in ax.get_title() and "df = 1/effect" in ax.get_title()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["kme", "kme_copy", "skmse"]
     ax.figure.savefig(tmp_path / "p.png")
+    plt.close(ax.figure)
     assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_plot_never_joins_different_effects_in_one_line():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = power_curve("linear", sample_sizes=[8, 16], effects=[0.0, 1.0], repetitions=4,
+                      n_resamples=19, rng=0)
+    ax = res.plot()
+    line = [ln for ln in ax.get_lines() if ln.get_label() == "kme"][0]
+    t = res.table()
+    assert np.array_equal(line.get_ydata(), t[t["effect"] == 1.0]["power"])
+    assert ax.get_title().startswith("linear (effect = 1): x ~ N(0, 1)")
+    plt.close(ax.figure)
+    ax = res.plot(at=0.0)
+    assert ax.get_title().startswith("linear (effect = 0): ")
+    plt.close(ax.figure)
+    with pytest.raises(ValueError, match=r"`at` must be one of the study's effect values "
+                                         r"\[0.0, 1.0\]; got 0.5"):
+        res.plot(at=0.5)
 
 
 def test_progress_bar(capsys):
@@ -120,6 +226,62 @@ def test_bad_arguments():
         power_curve("linear", test_kwargs={"rng": 1})
     with pytest.raises(ValueError, match="`repetitions` must be a positive integer"):
         power_curve("linear", repetitions=0)
+
+
+@pytest.mark.parametrize("n_jobs", [0, -5, 1.5, True])
+def test_bad_n_jobs(n_jobs):
+    with pytest.raises(ValueError, match=r"`n_jobs` must be None, -1 or a positive integer; "
+                                         rf"got {n_jobs!r}"):
+        power_curve("linear", n_jobs=n_jobs)
+
+
+def test_empty_and_repeated_designs_are_refused():
+    with pytest.raises(ValueError, match=r"`sample_sizes` must contain at least one value"):
+        power_curve("linear", sample_sizes=[])
+    with pytest.raises(ValueError, match=r"`sample_sizes` must not repeat a value; got \[10, 10\]"):
+        power_curve("linear", sample_sizes=[10, 10])
+    with pytest.raises(ValueError, match=r"`effects` must not repeat a value; got \[0.5, 0.5\]"):
+        power_curve("linear", effects=[0.5, 0.5])
+    with pytest.raises(ValueError, match=r"`effects` must be finite numbers; got \[nan\]"):
+        power_curve("linear", effects=[float("nan")])
+    with pytest.raises(ValueError, match=r"`estimators` must name at least one estimator"):
+        power_curve("linear", estimators=[])
+    with pytest.raises(ValueError, match=r"`test_kwargs` must be options of independence_test; "
+                                         r"got \['kernel'\]"):
+        power_curve("linear", test_kwargs={"kernel": "gaussian"})
+    with pytest.raises(ValueError, match=r"`estimator` must be one of .* got 'nope'"):
+        power_curve("linear", estimators=["nope"])
+
+
+def test_missing_extras_fail_before_the_study(monkeypatch):
+    import sys
+
+    import kmtests
+
+    def never(*args, **kwargs):  # pragma: no cover - must not run
+        raise AssertionError("the study ran")
+
+    monkeypatch.setattr(kmtests, "independence_test", never)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    with pytest.raises(ImportError, match=r"`progress=True` needs tqdm, which is not installed: "
+                                          r"pip install 'kmtests\[power\]'"):
+        power_curve("linear", progress=True)
+    monkeypatch.setitem(sys.modules, "joblib", None)
+    with pytest.raises(ImportError, match=r"`n_jobs` needs joblib, which is not installed"):
+        power_curve("linear", n_jobs=2)
+
+
+def test_non_finite_statistic_is_an_error(monkeypatch):
+    import dataclasses
+
+    import kmtests
+
+    real = kmtests.independence_test
+    monkeypatch.setattr(kmtests, "independence_test", lambda *a, **k: dataclasses.replace(
+        real(*a, **k), statistic=float("nan")))
+    with pytest.raises(ValueError, match=r"the kme test returned statistic nan and p-value .* "
+                                         r"for n = 8, effect = 0.3, repetition 0"):
+        power_curve("linear", sample_sizes=[8], repetitions=2, n_resamples=9, rng=0)
 
 
 def test_cli_power(tmp_path, capsys):
@@ -161,7 +323,7 @@ def test_power_curve_compares_tests_on_the_same_data_and_permutations():
     from kmtests.power import _task_seed
 
     root = np.random.SeedSequence(3)
-    data_seed, perm_seed = _task_seed(root, 0, 2).spawn(2)
+    data_seed, perm_seed = _task_seed(root, 12, 0.8, 2).spawn(2)
     x, y = get_scenario("mean_shift").sample(12, 0.8, np.random.default_rng(data_seed))
     want = kmtests.aggregated_two_sample_test(x, y, bandwidths=3, n_resamples=49,
                                               rng=np.random.default_rng(perm_seed)).pvalue

@@ -1,0 +1,391 @@
+"""Checkpoint files of power studies: a settings header, checksummed rows, a lock.
+
+A checkpoint holds the raw p-values of *one* study (one scenario, root seed,
+number of permutations and set of test options) so that an interrupted study
+can be resumed and a grown design (more repetitions, sizes, effects or
+estimators) computes only what is missing. The file is UTF-8 text::
+
+    # kmtests power-study checkpoint, format 1 (written by kmtests; do not edit)
+    # settings 1a2b3c4d {"format": 1, "kmtests": "0.1.0", "n_resamples": 199, ...}
+    scenario,test,n,effect,repetition,estimator,pvalue,crc32
+    mean_shift,two_sample,20,0.5,0,kme,0.035,5e0c2a91
+    ...
+
+``pandas.read_csv(path, comment="#")`` reads the rows. The settings line
+records everything that gives a row its meaning; :func:`open_checkpoint`
+refuses a file whose settings differ from the call's, naming what differs.
+Every row ends with the CRC-32 of the text before it, so a truncated or edited
+row cannot be read as a valid one.
+
+Writes: the file is created (and rewritten when an estimator is added) through
+a temporary file renamed over it, so it is always either the old or the new
+complete file; finished rows are then appended, one ``os.write`` per
+repetition, and reach the disk (``fsync``) at least every
+:data:`FSYNC_INTERVAL` seconds and when the study ends. Rows written before a
+process is killed are therefore kept. An exclusive ``fcntl.flock`` on
+``<file>.lock`` keeps a second process from using the same file at the same
+time (it is refused); platforms without ``fcntl`` cannot use checkpoints.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+import numbers
+import os
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+__all__ = ["CheckpointError", "Checkpoint", "canonical", "open_checkpoint", "atomic_write_text"]
+
+FORMAT = 1
+MAGIC = f"# kmtests power-study checkpoint, format {FORMAT} (written by kmtests; do not edit)"
+COLUMNS = ["scenario", "test", "n", "effect", "repetition", "estimator", "pvalue"]
+HEADER = ",".join([*COLUMNS, "crc32"])
+#: seconds between two ``fsync`` calls while rows are appended
+FSYNC_INTERVAL = 2.0
+_SMALL_ARRAY = 16
+
+Row = tuple  # (scenario, test, n, effect, repetition, estimator, pvalue)
+
+
+class CheckpointError(ValueError):
+    """A power-study checkpoint file cannot be used (other settings, corrupt, in use).
+
+    Raised by :func:`kmtests.power.power_curve`; the message names the file
+    and what is wrong with it (the settings that differ, the corrupt line, the
+    process holding the lock).
+    """
+
+    __module__ = "kmtests.power"  # its public home
+
+
+# -- a canonical, JSON-able description of settings ----------------------------
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
+
+
+def canonical(value: Any, where: str = "value") -> Any:
+    """A JSON-able description of `value` that is equal for equal settings.
+
+    Numbers, strings, lists and dicts map to themselves (non-finite floats to
+    the strings ``"nan"``, ``"inf"``, ``"-inf"``); dataclasses (kernels,
+    estimators) to their class and fields; arrays to their values (small) or
+    shape, dtype and SHA-256 digest; functions and classes to their qualified
+    names. Anything else must have a ``repr`` without a memory address.
+    """
+    import hashlib
+
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.generic):
+        return canonical(value.item(), where)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        return v if math.isfinite(v) else repr(v)
+    if isinstance(value, np.ndarray):
+        if value.size <= _SMALL_ARRAY and value.dtype.kind in "biuf":
+            return {"array": canonical(value.tolist(), where), "dtype": str(value.dtype)}
+        data = np.ascontiguousarray(value)
+        return {"array_shape": list(value.shape), "dtype": str(value.dtype),
+                "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {str(k): canonical(v, f"{where}[{k!r}]") for k, v in sorted(
+            value.items(), key=lambda kv: str(kv[0]))}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.compare}
+        return {"class": _qualname(type(value)), "fields": canonical(fields, where)}
+    if isinstance(value, type) or callable(value):
+        return {"callable": _qualname(value)}
+    text = repr(value)
+    if " at 0x" in text:
+        raise CheckpointError(
+            f"{where} = {text} cannot be recorded in a checkpoint (its repr changes from "
+            "run to run); use a dataclass, a number or a string, or run without `checkpoint`.")
+    return {"class": _qualname(type(value)), "repr": text}
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def settings_differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """Human-readable differences between two settings dicts (estimators excluded)."""
+    out = []
+    for key in sorted(set(stored) | set(wanted)):
+        if key == "estimators":
+            continue
+        a, b = stored.get(key, "(absent)"), wanted.get(key, "(absent)")
+        if a != b:
+            out.append(f"{key} is {_show(a)} in the file but {_show(b)} in this call")
+    return out
+
+
+# -- row encoding ------------------------------------------------------------------
+def _crc(text: str) -> str:
+    return f"{zlib.crc32(text.encode('utf-8')):08x}"
+
+
+def encode_row(row: Row) -> str:
+    scenario, test, n, effect, rep, est, p = row
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(
+        [scenario, test, int(n), repr(float(effect)), int(rep), est, repr(float(p))])
+    body = buf.getvalue()
+    return f"{body},{_crc(body)}\n"
+
+
+def _decode_row(line: str, where: str) -> Row:
+    body, sep, crc = line.rpartition(",")
+    if not sep or len(crc) != 8 or _crc(body) != crc:
+        raise CheckpointError(f"{where} is truncated or corrupt (its checksum does not match); "
+                              "delete that line to recompute its row.")
+    fields = next(csv.reader([body]))
+    if len(fields) != len(COLUMNS):
+        raise CheckpointError(f"{where} has {len(fields)} fields; expected {len(COLUMNS)}.")
+    scenario, test, n, effect, rep, est, p = fields
+    try:
+        row = (scenario, test, int(n), float(effect), int(rep), est, float(p))
+    except ValueError as exc:
+        raise CheckpointError(f"{where} has an invalid field ({exc}).") from None
+    if row[2] < 1 or row[4] < 0 or not math.isfinite(row[3]) or not 0.0 <= row[6] <= 1.0:
+        raise CheckpointError(f"{where} has an out-of-range value: n = {row[2]}, "
+                              f"repetition = {row[4]}, effect = {row[3]}, p-value = {row[6]}.")
+    return row
+
+
+def _settings_line(settings: dict[str, Any]) -> str:
+    text = json.dumps(settings, sort_keys=True, allow_nan=False, separators=(",", ":"))
+    return f"# settings {_crc(text)} {text}"
+
+
+def _render(settings: dict[str, Any], rows: Iterable[Row]) -> str:
+    return "".join([f"{MAGIC}\n{_settings_line(settings)}\n{HEADER}\n",
+                    *(encode_row(r) for r in rows)])
+
+
+def read_checkpoint(path: Path) -> tuple[dict[str, Any], list[Row]]:
+    """Parse and validate a checkpoint file; return its settings and rows."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CheckpointError(f"checkpoint {path} is not a kmtests checkpoint file "
+                              "(not UTF-8 text).") from None
+    lines = text.split("\n")
+    if lines[0] != MAGIC:
+        if lines[0].startswith("# kmtests power-study checkpoint"):
+            raise CheckpointError(f"checkpoint {path} has a format this version of kmtests "
+                                  f"cannot read ({lines[0][2:]!r}); use another file.")
+        raise CheckpointError(
+            f"checkpoint {path} is not a kmtests checkpoint file (its first line is "
+            f"{lines[0][:60]!r}); files of earlier versions, and tables written by "
+            "`to_csv`, record no settings and cannot be resumed: use a new file.")
+    if not text.endswith("\n"):
+        raise CheckpointError(f"line {len(lines)} of checkpoint {path} is truncated (no end "
+                              "of line); delete that line to recompute its row.")
+    lines = lines[:-1]
+    if len(lines) < 3:
+        raise CheckpointError(f"checkpoint {path} is truncated (its header is incomplete).")
+    parts = lines[1].split(" ", 3)
+    settings = None
+    if len(parts) == 4 and parts[:2] == ["#", "settings"] and _crc(parts[3]) == parts[2]:
+        try:
+            settings = json.loads(parts[3])
+        except ValueError:
+            settings = None
+    if not isinstance(settings, dict):
+        raise CheckpointError(f"line 2 of checkpoint {path} (the settings) is corrupt.")
+    if lines[2] != HEADER:
+        raise CheckpointError(f"line 3 of checkpoint {path} is not the column header "
+                              f"{HEADER!r}.")
+    scen = settings.get("scenario", {})
+    labels = settings.get("estimators", {})
+    rows, seen = [], {}
+    for i, line in enumerate(lines[3:], start=4):
+        where = f"line {i} of checkpoint {path}"
+        row = _decode_row(line, where)
+        if row[0] != scen.get("name") or row[1] != scen.get("kind"):
+            raise CheckpointError(f"{where} belongs to scenario {row[0]!r} ({row[1]}), not to "
+                                  f"the file's {scen.get('name')!r}.")
+        if row[5] not in labels:
+            raise CheckpointError(f"{where} names estimator {row[5]!r}, which the file's "
+                                  "settings do not describe.")
+        key = row[2:6]
+        if key in seen:
+            raise CheckpointError(f"{where} repeats the row of line {seen[key]}.")
+        seen[key] = i
+        rows.append(row)
+    return settings, rows
+
+
+# -- atomic whole-file writes ----------------------------------------------------------
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write `text` to `path` through a temporary file renamed over it.
+
+    Readers (and a crash) see either the old file or the complete new one.
+    """
+    path = Path(path)
+    mode = path.stat().st_mode & 0o777 if path.exists() else _default_mode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# -- the lock -------------------------------------------------------------------------
+class _Lock:
+    """Exclusive, non-blocking ``flock`` on ``<path>.lock`` (refuses when held)."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            import fcntl
+        except ImportError:  # non-POSIX platforms
+            raise CheckpointError(
+                "checkpoint files need POSIX file locking (fcntl), which this platform "
+                "lacks; run the study without `checkpoint`.") from None
+        self.path = path.with_name(path.name + ".lock")
+        for _ in range(10):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise CheckpointError(
+                    f"checkpoint {path} is in use by another process (pid {owner}, lock "
+                    f"{self.path}); wait until it finishes or use another file.") from None
+            try:  # the previous holder may have removed the file before we locked it
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        else:  # pragma: no cover - needs a pathological race
+            raise CheckpointError(f"could not lock checkpoint {path}; try again.")
+        self.fd = fd
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+
+    def release(self) -> None:
+        if self.fd < 0:
+            return
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:  # pragma: no cover
+            pass
+        os.close(self.fd)  # closing releases the flock
+        self.fd = -1
+
+
+# -- the checkpoint object -----------------------------------------------------------------
+class Checkpoint:
+    """An open, locked checkpoint: its settings, its rows, and an appender."""
+
+    def __init__(self, path: Path, settings: dict[str, Any], rows: list[Row],
+                 lock: _Lock) -> None:
+        self.path = path
+        self.settings = settings
+        self.rows = rows
+        self._lock = lock
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self._synced = time.monotonic()
+
+    def append(self, rows: Iterable[Row]) -> None:
+        """Append finished rows (one write; synced to disk every few seconds)."""
+        data = "".join(encode_row(r) for r in rows).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+        if time.monotonic() - self._synced > FSYNC_INTERVAL:
+            os.fsync(self._fd)
+            self._synced = time.monotonic()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            try:
+                os.fsync(self._fd)
+            finally:
+                os.close(self._fd)
+                self._fd = -1
+                self._lock.release()
+
+    def __enter__(self) -> "Checkpoint":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_checkpoint(path: str | os.PathLike, settings: dict[str, Any], *,
+                    seed_given: bool) -> Checkpoint:
+    """Lock `path`, check its settings against `settings`, and open it for appending.
+
+    `settings` holds ``"estimators"`` (label -> configuration) and the other
+    keys that define a row's meaning. A new file is created with them. An
+    existing file must agree on every key; when `seed_given` is false the
+    file's ``"seed"`` is adopted (a study started with fresh entropy continues
+    its stream). Estimators new to the file are added to its settings (the file
+    is rewritten atomically); an estimator whose label is in the file must have
+    the same configuration.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {path} is a directory.")
+    if not path.parent.is_dir():
+        raise CheckpointError(f"checkpoint {path}: directory {path.parent} does not exist.")
+    lock = _Lock(path)
+    try:
+        if not path.exists() or path.stat().st_size == 0:
+            atomic_write_text(path, _render(settings, []))
+            return Checkpoint(path, settings, [], lock)
+        stored, rows = read_checkpoint(path)
+        wanted = dict(settings)
+        if not seed_given and "seed" in stored:
+            wanted["seed"] = stored["seed"]
+        diffs = settings_differences(stored, wanted)
+        ests_stored = stored.get("estimators", {})
+        for label, config in settings["estimators"].items():
+            if label in ests_stored and ests_stored[label] != config:
+                diffs.append(f"estimator {label!r} is {_show(ests_stored[label])} in the file "
+                             f"but {_show(config)} in this call")
+        if diffs:
+            raise CheckpointError(
+                f"checkpoint {path} was written with other settings than this call: "
+                + "; ".join(diffs) + ". Its rows would not mean what this call asks for: use "
+                "the same settings, or another checkpoint file.")
+        merged = {**stored, "estimators": {**ests_stored, **settings["estimators"]}}
+        if merged != stored:  # new estimators: record their configuration first
+            atomic_write_text(path, _render(merged, rows))
+        return Checkpoint(path, merged, rows, lock)
+    except BaseException:
+        lock.release()
+        raise
