@@ -53,7 +53,7 @@ from ._warnings import IndefiniteKernelWarning as IndefiniteKernelWarning
 from ._warnings import KmtestsWarning as KmtestsWarning
 from ._warnings import SlowTestWarning as SlowTestWarning
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.2.0.dev0"
 
 _LAZY = ("groundtruth", "learn", "power", "risk")
 
