@@ -8,10 +8,14 @@ the exact permutation moments), warns, or gives a p-value; the rejection
 rate at alpha among the p-values given (Clopper-Pearson 95% intervals), and
 the refusal and warning rates.
 
-``--unguarded`` computes the gamma p-value without the check (the
-approximation as published), to measure where it fails.
+``--moments`` picks the gamma's moments: ``permutation`` (the default of
+``GammaMethod``: the exact moments over the permutations of each data set)
+or ``asymptotic`` (the published tests, with the moment check that refuses or
+warns). ``--unguarded`` computes the asymptotic gamma p-value without the
+check (the approximation as published), to measure where it fails.
 
-Run: python benchmarks/gamma_level.py [--reps 1000] [--unguarded] [--out FILE.csv]
+Run: python benchmarks/gamma_level.py [--reps 1000] [--moments asymptotic] [--unguarded]
+     [--out FILE.csv]
 """
 
 from __future__ import annotations
@@ -45,14 +49,15 @@ def _unguarded(test: str, x: np.ndarray, y: np.ndarray) -> float:
         if test == "MMD^2_b":
             K = gram(np.vstack([x, y]))
             stat = kmtests.mmd(x, y, statistic="biased")
-            return _gamma.mmd_gamma(K, x.shape[0], stat)[0]
-        return _gamma.hsic_gamma(gram(x), gram(y), kmtests.hsic(x, y))[0]
+            return _gamma.mmd_gamma(K, x.shape[0], stat, "asymptotic")[0]
+        return _gamma.hsic_gamma(gram(x), gram(y), kmtests.hsic(x, y), "asymptotic")[0]
     finally:
         _gamma._check = saved
 
 
 def run(reps: int, ns: list[int], ds: list[int], laws: list[str],
-        unguarded: bool = False) -> pd.DataFrame:
+        unguarded: bool = False, moments: str = "permutation") -> pd.DataFrame:
+    method = kmtests.GammaMethod(moments=moments)
     rows = []
     for test in ("MMD^2_b", "HSIC_b"):
         for law in laws:
@@ -72,10 +77,10 @@ def run(reps: int, ns: list[int], ds: list[int], laws: list[str],
                             try:
                                 if test == "MMD^2_b":
                                     p[r] = kmtests.two_sample_test(
-                                        x, y, statistic="biased", method="gamma").pvalue
+                                        x, y, statistic="biased", method=method).pvalue
                                 else:
                                     p[r] = kmtests.independence_test(
-                                        x, y, method="gamma").pvalue
+                                        x, y, method=method).pvalue
                             except ValueError as exc:
                                 if "unusable" not in str(exc):
                                     raise
@@ -103,11 +108,13 @@ def main() -> None:
     ap.add_argument("--d", default="1,5,50,500")
     ap.add_argument("--laws", default="normal,t3,cauchy")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--moments", choices=("permutation", "asymptotic"), default="permutation")
     ap.add_argument("--unguarded", action="store_true",
-                    help="the gamma p-value without the moment check")
+                    help="the asymptotic gamma p-value without the moment check")
     args = ap.parse_args()
     df = run(args.reps, [int(v) for v in args.n.split(",")],
-             [int(v) for v in args.d.split(",")], args.laws.split(","), args.unguarded)
+             [int(v) for v in args.d.split(",")], args.laws.split(","), args.unguarded,
+             args.moments)
     print(df.pivot_table(index=["test", "law", "d", "n"], columns="alpha", values="rate")
           .round(4).to_string())
     if args.out:

@@ -94,7 +94,7 @@ class Prepared:
 
     values: Callable[[np.ndarray, int | None], Values]      # statistics of permutations
     observed: Callable[[int | None], tuple[Values, dict[str, dict[str, Any]]]]
-    gamma: Callable[[float], tuple[float, dict[str, Any]]]
+    gamma: Callable[[float, str], tuple[float, dict[str, Any]]]
     prep: PreparedRule
     kernels: dict[str, Kernel]
     kernel_notes: dict[str, str] = field(default_factory=dict)
@@ -180,7 +180,7 @@ def run_test(problem: Problem, method: NullMethod, tuning: str,
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
         engine=getattr(problem, "engine", "exact"))
     if isinstance(method, GammaMethod):
-        pval, details = prepared.gamma(t_obs)
+        pval, details = prepared.gamma(t_obs, method.moments)
         return problem.result_class(pvalue=pval, null_distribution=None, method=method,
                                     exact=False, n_resamples=None, count=None,
                                     details=details, **common)

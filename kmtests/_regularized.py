@@ -134,7 +134,7 @@ class RegularizedTwoSample:
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             return values(identity(self.n), n_jobs), {}
 
-        def gamma(t: float) -> tuple[float, dict[str, Any]]:
+        def gamma(t: float, moments: str) -> tuple[float, dict[str, Any]]:
             raise ValueError(_NO_GAMMA)
 
         return Prepared(values=values, observed=observed, gamma=gamma, prep=prep,
@@ -201,7 +201,7 @@ class RegularizedIndependence:
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             return values(identity(n), n_jobs), {}
 
-        def gamma(t: float) -> tuple[float, dict[str, Any]]:
+        def gamma(t: float, moments: str) -> tuple[float, dict[str, Any]]:
             raise ValueError(_NO_GAMMA)
 
         note = ("regularisation: each variable's centred Gram matrix Kc is normalised as "

@@ -95,7 +95,7 @@ class StreamedTwoSample(_TwoSample):
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             return values(identity(self.n), n_jobs), {}
 
-        def gamma(t: float) -> tuple[float, dict[str, Any]]:
+        def gamma(t: float, moments: str) -> tuple[float, dict[str, Any]]:
             raise ValueError("engine='streamed' has no gamma approximation.")
 
         return Prepared(values=values, observed=observed, gamma=gamma, prep=prep,

@@ -150,7 +150,7 @@ class _Independence:
         kernels = {"x": kx, "y": ky}
         return Prepared(
             values=values, observed=observed,
-            gamma=lambda t: hsic_gamma(pg.Kc, pg.Lc, t),
+            gamma=lambda t, moments: hsic_gamma(pg.Kc, pg.Lc, t, moments),
             prep=prep, kernels=kernels, kernel_notes={"x": note_x, "y": note_y},
             params=params,
             what=(f"{self.statistic_name()} with {kx.phrase()} on x and {ky.phrase()} on y"))

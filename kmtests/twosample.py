@@ -113,7 +113,7 @@ class _TwoSample:
         return Prepared(
             values=lambda perms, n_jobs: mmd_values(pg, perms, n_x, rule, unbiased, n_jobs),
             observed=observed,
-            gamma=lambda t: mmd_gamma(pg.Kc, n_x, t),
+            gamma=lambda t, moments: mmd_gamma(pg.Kc, n_x, t, moments),
             prep=prep, kernels={"kernel": kern}, kernel_notes={"kernel": note},
             params=params, what=f"{self.statistic_name()} with {kern.phrase()}")
 

@@ -139,8 +139,8 @@ def test_report_gamma_and_exact(data, test):
     kw = {"statistic": "biased"} if test == "two_sample" else {}
     res = _run(fn, x, y, method="gamma", **kw)
     text, summ = check_report(res)
-    assert re.search(r"^ *Null: gamma \(approx\.\) +Gamma shape: \S+$", summ, re.M)
-    assert re.search(r"^ *Gamma scale: \S+$", summ, re.M)
+    assert re.search(r"^ *Null: gamma \(approx\.\) +Moments: permutation$", summ, re.M)
+    assert re.search(r"^ *Gamma shape: \S+ +Gamma scale: \S+$", summ, re.M)
     assert "MC low" not in summ and "Monte Carlo interval" not in text
     assert text.rstrip().endswith("note: approximate p-value (gamma approximation to the null)")
 
@@ -374,8 +374,9 @@ def test_html_is_well_formed_and_escaped(rng):
     assert all(len(r) == 4 for r in rows)                  # one table, 4 columns
     assert ["Data:", "<a> and b&c", "", ""] in rows
     assert ["Kernel:", "Gaussian", "", ""] in rows
-    assert ["Null:", "gamma (approx.)", "Gamma shape:", f"{res.details['gamma_shape']:.4g}"] \
-        in rows
+    assert ["Null:", "gamma (approx.)", "Moments:", "permutation"] in rows
+    assert ["Gamma shape:", f"{res.details['gamma_shape']:.4g}", "Gamma scale:",
+            f"{res.details['gamma_scale']:.4g}"] in rows
     cells = [(c.text or "").strip() for c in tables[1].iter("td")]
     assert cells[-1] == "< 2.2e-16"
     assert "&lt; 2.2e-16" in html
