@@ -210,8 +210,8 @@ def perturbed_uniform_density(x: np.ndarray, theta: np.ndarray, perturbations: i
 
 
 def perturbed_uniform(d: int = 1, perturbations: int = 2, smoothness: float = 1.0) -> Scenario:
-    """x ~ U[0, 1]^d, y from the uniform density with `perturbations`^d smooth bumps of random
-    signs (Schrab et al., 2023, Sec. 5.4; also Hagrass et al., 2024 and Biggs et al., 2023).
+    """x ~ U[0, 1]^d, y from the uniform density with ``perturbations ** d`` smooth bumps of
+    random signs (Schrab et al., 2023, Sec. 5.4; also Hagrass et al., 2024, Biggs et al., 2023).
 
     ``effect`` is the multiplier ``c_d`` of the bumps' amplitude
     ``c_d P^(-smoothness)`` (the papers use 2.7 for d = 1 and 7.3 for d = 2); the
