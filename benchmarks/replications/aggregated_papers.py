@@ -120,12 +120,15 @@ def run_ours(path: Path, B: int, out: Path, reps: int) -> None:
     from kmtests import aggregated_two_sample_test
 
     data = np.load(path)
-    rows = []
+    rows = pd.read_csv(out).to_dict("records") if out.exists() else []
+    done = {(int(r["P"]), int(r["rep"])) for r in rows}
     t0 = time.time()
     with threadpool_limits(1):
         for P in PERTURBATIONS:
             X, Y = data[f"x{P}"][:reps], data[f"y{P}"][:reps]
             for r in range(X.shape[0]):
+                if (P, r) in done:  # resume: rows already in `out`
+                    continue
                 x, y = X[r], Y[r]
                 seed = [SEED, 7, P, r]
                 tests = {
@@ -161,12 +164,19 @@ def run_authors(path: Path, mmdagg_dir: str, mmdfuse_dir: str, B: int, out: Path
         fuse = mmdfuse
     data = np.load(path)
     t0 = time.time()
-    with open(out, "w", newline="") as fh:
+    done = set()
+    if out.exists():  # resume: append the data sets not yet in `out`
+        with open(out, newline="") as fh:
+            done = {(int(r["P"]), int(r["rep"])) for r in csv.DictReader(fh)}
+    with open(out, "a", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["P", "rep", "test", "pvalue", "reject"])
+        if not done:
+            w.writerow(["P", "rep", "test", "pvalue", "reject"])
         for P in PERTURBATIONS:
             X, Y = data[f"x{P}"][:reps], data[f"y{P}"][:reps]
             for r in range(X.shape[0]):
+                if (P, r) in done:
+                    continue
                 x, y = X[r], Y[r]
                 seed = 1000 * P + r
                 rej = mmdagg(x, y, alpha=0.05, kernel="gaussian", number_bandwidths=10,
