@@ -548,12 +548,12 @@ def _kernels_for(kernel: Any, bandwidths: Any, data: np.ndarray, name: str
     """The kernels of a collection: one per bandwidth, or the kernel itself."""
     kern = resolve_kernel(kernel, "median", name=f"kernel{name}")
     if not kern.has_bandwidth:
-        if bandwidths not in (None, "auto"):
+        if not _is_auto(bandwidths):
             raise ValueError(f"`bandwidths{name}` does not apply to the {kern.name} kernel.")
         return [kern]
     if kern.is_fitted:
         return [kern]
-    if bandwidths is None or bandwidths == "auto":
+    if _is_auto(bandwidths):
         grid = bandwidth_grid(data, 10)
     elif isinstance(bandwidths, (int, np.integer)) and not isinstance(bandwidths, bool):
         grid = bandwidth_grid(data, int(bandwidths))
@@ -569,6 +569,11 @@ def _kernels_for(kernel: Any, bandwidths: Any, data: np.ndarray, name: str
 
     assert isinstance(kern, _BandwidthKernel)  # has_bandwidth
     return [dataclasses.replace(kern, bandwidth=float(b)) for b in grid]
+
+
+def _is_auto(value: Any) -> bool:
+    """`value` is None or the string "auto" (comparing an array with "auto" is ambiguous)."""
+    return value is None or (isinstance(value, str) and value == "auto")
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -914,8 +919,8 @@ def aggregated_independence_test(
     ests = [resolve_estimator(e) for e in _as_list(estimators)]
     stats = [check_choice(s, "statistics", ("unbiased", "biased")) for s in _as_list(statistics)]
     filts = [check_choice(f, "filters", tuple(_filter_names())) for f in _as_list(filters)]
-    bx = 5 if bandwidths_x == "auto" else bandwidths_x
-    by = 5 if bandwidths_y == "auto" else bandwidths_y
+    bx = 5 if isinstance(bandwidths_x, str) and bandwidths_x == "auto" else bandwidths_x
+    by = 5 if isinstance(bandwidths_y, str) and bandwidths_y == "auto" else bandwidths_y
     kxs = _kernels_for(kernel_x, bx, xa, "_x")
     kys = _kernels_for(kernel_y, by, ya, "_y")
     if not (ests and stats) and not filts:

@@ -234,3 +234,21 @@ def test_reproducible_across_batch_and_n_jobs():
     b = kmtests.aggregated_two_sample_test(x, y, batch=7, n_jobs=2, **kw)
     assert a.pvalue == b.pvalue
     np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+
+
+def test_bandwidths_as_numpy_arrays():
+    # `bandwidths` documented as a sequence of floats: a numpy array (what bandwidth_grid
+    # returns) used to raise "truth value of an array ... is ambiguous" from `== "auto"`.
+    gen = np.random.default_rng(3)
+    x, y = gen.normal(size=(15, 2)), gen.normal(0.5, size=(15, 2))
+    bws = bandwidth_grid(np.vstack([x, y]), 3)
+    a = kmtests.aggregated_two_sample_test(x, y, bandwidths=bws, n_resamples=49, rng=1)
+    b = kmtests.aggregated_two_sample_test(x, y, bandwidths=list(bws), n_resamples=49, rng=1)
+    assert a.pvalue == b.pvalue and len(a.members) == 3
+    u, v = x[:, :1], y[:, :1]
+    c = kmtests.aggregated_independence_test(u, v, bandwidths_x=np.array([0.5, 1.0]),
+                                             bandwidths_y=np.array([1.0]), n_resamples=49,
+                                             rng=1)
+    assert len(c.members) == 2
+    with pytest.raises(ValueError, match="does not apply"):
+        kmtests.aggregated_two_sample_test(x, y, kernel="linear", bandwidths=bws)
