@@ -469,6 +469,11 @@ class _Group:
     norms: np.ndarray                            # FUSE normalisers, one per member
 
 
+#: a member's FUSE normaliser when none is needed (method='mmdagg' does not use them, and
+#: each would cost one more Gram matrix)
+_NO_NORM = np.array([np.nan])
+
+
 def _run_groups(groups: list[_Group], plan: _resampling.PermutationPlan,
                 gen: np.random.Generator, n: int, kind: str, n_x: int,
                 progress: bool | None) -> tuple[np.ndarray, np.ndarray]:
@@ -735,7 +740,8 @@ def aggregated_two_sample_test(
                     [Member(label, kern, est, stat, attrs=_attrs(
                         {"bandwidth": kern}, est.name, "U" if stat == "unbiased" else "V"))],
                     _member_values(prepared, meth.n_jobs),
-                    np.array([_fuse_norm_mmd(kern, z, min(n_x, n_y))])))
+                    (np.array([_fuse_norm_mmd(kern, z, min(n_x, n_y))]) if combination == "fuse"
+                     else _NO_NORM)))
     if _held_out is not None and groups:
         raise ValueError("covariance='split' applies to regularised members only.")
     for f in filts:
@@ -942,7 +948,8 @@ def aggregated_independence_test(
                         {"bandwidth_x": kx, "bandwidth_y": ky}, est.name,
                         "U" if stat == "unbiased" else "V"))],
                     _member_values(prepared, meth.n_jobs),
-                    np.array([_fuse_norm_hsic(kx, ky, xa, ya)])))
+                    (np.array([_fuse_norm_hsic(kx, ky, xa, ya)]) if combination == "fuse"
+                     else _NO_NORM)))
     for f in filts:
         for kx, ky in itertools.product(kxs, kys):
             groups.append(_nocco_group(kx, ky, f, lams, xa, ya, meth.n_jobs))
