@@ -39,7 +39,7 @@ __all__ = ["CheckpointError", "PowerCurveResult", "power_curve"]
 
 _RAW_COLUMNS = ["scenario", "test", "n", "effect", "repetition", "estimator", "pvalue"]
 # test options that change how fast a p-value is computed, not its value
-_SPEED_ONLY = ("batch", "n_jobs", "data_name")
+_SPEED_ONLY = ("batch", "n_jobs", "data_name", "progress")
 _TEST_NAMES = {"two_sample": "two-sample (MMD)", "independence": "independence (HSIC)"}
 
 
@@ -65,8 +65,9 @@ class _Test:
             rng: np.random.Generator) -> Any:
         if self.function is not None:
             return self.function(x, y, n_resamples=n_resamples, rng=rng, **self.kwargs)
+        # the study shows its own progress; a bar per test would flood the output
         return _test_function(kind, self.aggregated)(x, y, n_resamples=n_resamples, rng=rng,
-                                                    **self.kwargs)
+                                                    **{"progress": False, **self.kwargs})
 
 
 def _test_function(kind: str, aggregated: bool) -> Any:
@@ -129,7 +130,8 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
             res = est.run(x, y, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
         else:
             res = test(x, y, estimator=est, n_resamples=n_resamples,
-                       rng=np.random.default_rng(perm_seed), **test_kwargs)
+                       rng=np.random.default_rng(perm_seed),
+                       **{"progress": False, **test_kwargs})
         stat, p = float(res.statistic), float(res.pvalue)
         if not (math.isfinite(stat) and 0.0 <= p <= 1.0):
             raise ValueError(

@@ -333,3 +333,21 @@ def test_power_curve_compares_tests_on_the_same_data_and_permutations():
         power_curve("mean_shift", tests={"x": {"n_resamples": 9}}, repetitions=1)
     with pytest.raises(TypeError, match="tests"):
         power_curve("mean_shift", tests={"x": 3}, repetitions=1)
+
+
+def test_tests_inside_a_study_show_no_progress_bar_of_their_own(monkeypatch, capsys):
+    """The study has its own progress display; a per-test bar (tests expected to take more
+    than PROGRESS_SECONDS) flooded the output of a study with one bar per repetition."""
+    pytest.importorskip("tqdm")
+    from kmtests import _resampling, independence_test
+    from kmtests.power import power_curve
+
+    monkeypatch.setattr(_resampling, "PROGRESS_SECONDS", -1.0)  # every test "is slow"
+    x = np.random.default_rng(0).normal(size=(12, 1))
+    independence_test(x, x, n_resamples=19, rng=0)
+    assert "permutations" in capsys.readouterr().err  # the bar a single test shows
+    for tests in (None, {"kme U": {"statistic": "unbiased"}}):
+        kw = {"estimators": ["kme"]} if tests is None else {"tests": tests}
+        power_curve("eckerle", sample_sizes=[6], effects=[1.0], repetitions=2,
+                    n_resamples=19, rng=0, **kw)
+        assert "permutations" not in capsys.readouterr().err
