@@ -204,6 +204,7 @@ def two_sample_test(
     split_size: int | None = None,
     engine: str = "exact",
     n_features: int | None = None,
+    block_size: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -373,8 +374,17 @@ def two_sample_test(
     >>> print(f"MMD^2_u = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     MMD^2_u = 0.1042, p = 0.0010
     """
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
-                          progress=progress)
+    from ._scale import LINEAR_TIME
+
+    if isinstance(engine, str) and engine.lower() in LINEAR_TIME:
+        from ._linear_time import linear_time_method
+
+        meth: NullMethod = linear_time_method(engine.lower(), method, n_resamples=n_resamples,
+                                              batch=batch, rng=rng, n_jobs=n_jobs,
+                                              progress=progress)
+    else:
+        meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
+                              n_jobs=n_jobs, progress=progress)
     tuning_ = check_choice(tuning, "tuning", _TUNINGS)
     name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
     if isinstance(statistic, str) and statistic.lower() == "regularized":
@@ -388,24 +398,31 @@ def two_sample_test(
                                       resolve_estimator(estimator), meth, filter, lam,
                                       covariance, split_size, name)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    problem = _with_engine(problem, engine, n_features)
+    problem = _with_engine(problem, engine, n_features, block_size)
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res
 
 
-def _with_engine(problem: _TwoSample, engine: Any, n_features: Any) -> _TwoSample:
+def _with_engine(problem: _TwoSample, engine: Any, n_features: Any,
+                 block_size: Any = None) -> _TwoSample:
     """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
-    from ._scale import check_n_features, choose_engine
+    from ._scale import LINEAR_TIME, check_n_features, choose_engine
 
     name, why = choose_engine(engine, "two_sample", problem.n,
                               isinstance(problem.estimator.rule(), Uniform))
     check_n_features(name, n_features)
+    if block_size is not None and name != "block":
+        raise ValueError(f"`block_size` applies to engine='block'; got engine={name!r}.")
     if name == "exact":
         return problem
     if problem.z is None:
         raise ValueError(f"engine={name!r} computes the kernel from the data; with "
                          "kernel='precomputed' the Gram matrix is given: use engine='exact'.")
+    if name in LINEAR_TIME:
+        from ._linear_time import linear_time_problem
+
+        return linear_time_problem(problem, name, block_size, why)
     from ._streamed import StreamedTwoSample
 
     return StreamedTwoSample(problem.kernel, problem.estimator, problem.unbiased, problem.z,
