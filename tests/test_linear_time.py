@@ -280,4 +280,5 @@ def test_level_under_the_null(engine):
         x, y = gen.normal(size=(n, 2)), gen.normal(size=(n, 2))
         rej += two_sample_test(x, y, engine=engine).pvalue <= alpha
     lo, hi = stats.binom.ppf(0.0005, reps, alpha), stats.binom.ppf(0.9995, reps, alpha)
+    print(f"{engine}: {rej}/{reps} rejections at alpha = {alpha}, 99.9% band [{lo}, {hi}]")
     assert lo <= rej <= hi, f"{engine}: {rej}/{reps} rejections outside [{lo}, {hi}]"
