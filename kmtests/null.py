@@ -332,8 +332,9 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
         check_n_jobs(n_jobs)
         return method
     if not isinstance(method, str) or method.lower() not in ("permutation", "gamma", "normal"):
-        raise ValueError("`method` must be one of 'gamma', 'normal', 'permutation', or a "
-                         f"PermutationMethod/GammaMethod/NormalMethod object; got {method!r}.")
+        raise ValueError("`method` must be one of 'gamma', 'permutation', or a "
+                         "PermutationMethod/GammaMethod object (or 'normal', a NormalMethod, "
+                         f"with engine='block' or 'linear'); got {method!r}.")
     if method.lower() == "normal":
         given["n_jobs"] = n_jobs
         clash = [k for k, v in given.items() if v is not None]
