@@ -52,9 +52,10 @@ def linear_time_method(engine: str, method: Any, *, n_resamples: Any = None,
                 f"permutations: {', '.join(f'`{k}`' for k in clash)} do(es) not apply. Drop "
                 "them, or run a permutation test with engine='exact' or 'streamed'.")
         return NormalMethod()
-    if isinstance(method, str) and method.lower() not in ("gamma",):
-        resolve_method(method)  # raises: an unknown name
-    what = method.name if not isinstance(method, str) else method.lower()
+    if not isinstance(method, NullMethod) and not (
+            isinstance(method, str) and method.lower() == "gamma"):
+        resolve_method(method)  # raises: an unknown name or type
+    what = method.lower() if isinstance(method, str) else method.name
     raise ValueError(
         f"engine={engine!r} computes a linear-time statistic with an asymptotic normal null "
         f"(method='normal', its default); method {what!r} needs the full kernel matrix: use "
@@ -129,7 +130,7 @@ class LinearTimeTwoSample(_TwoSample):
 
         assert self.z is not None
         n, d = self.n, self.z.shape[1]
-        need = 8.0 * n * (2 * d + 1)  # the prescaled copy of the data, the terms
+        need = 8.0 * n * (3 * d + 1)  # the pooled data, its prescaled copy, a transient
         if self.engine == "block":
             need += 4 * 8.0 * max(_BATCH_ENTRIES, self.block_size ** 2)
         else:

@@ -205,6 +205,7 @@ def test_permutation_options_are_refused(engine, opt):
     ("gamma", "method 'gamma' needs the full kernel"),
     (kmtests.GammaMethod(), "method 'gamma' needs the full kernel"),
     ("bogus", "must be one of"),
+    (5, "must be one of"),
 ])
 def test_other_null_methods_are_refused(engine, method, match):
     x, y = _data(50)
