@@ -8,7 +8,7 @@ independence_test, hsic
     Kernel independence test (HSIC) and its statistic.
 TwoSampleResult, IndependenceResult
     The result objects.
-PermutationMethod, GammaMethod, null
+PermutationMethod, GammaMethod, NormalMethod, null
     The null-distribution methods as configuration objects.
 compare_estimators
     One test, several estimators, the same permutations (one table).
@@ -42,6 +42,7 @@ from .compare import compare_estimators as compare_estimators
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .null import GammaMethod as GammaMethod
+from .null import NormalMethod as NormalMethod
 from .null import PermutationMethod as PermutationMethod
 from .results import IndependenceResult as IndependenceResult
 from .results import TwoSampleResult as TwoSampleResult
@@ -78,6 +79,7 @@ __all__ = [
     "IndefiniteKernelWarning",
     "IndependenceResult",
     "KmtestsWarning",
+    "NormalMethod",
     "PermutationMethod",
     "SlowTestWarning",
     "TwoSampleResult",

@@ -35,7 +35,7 @@ from .engines import Values
 from .estimators import KernelMeanEstimator
 from .estimators._rules import General, Rule, Uniform
 from .kernels import Kernel
-from .null import GammaMethod, NullMethod, PermutationMethod
+from .null import GammaMethod, NormalMethod, NullMethod, PermutationMethod
 from .results import KernelTestResult
 
 __all__ = ["Prepared", "PreparedRule", "Problem", "prepare_rule", "run_test"]
@@ -100,6 +100,8 @@ class Prepared:
     kernel_notes: dict[str, str] = field(default_factory=dict)
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     what: str = "the statistic"
+    #: the asymptotic normal p-value and its details (the linear-time engines only)
+    normal: Callable[[], tuple[float, dict[str, Any]]] | None = None
 
 
 class Problem(Protocol):
@@ -162,6 +164,13 @@ def run_test(problem: Problem, method: NullMethod, tuning: str,
     """Run a validated test (see the module docs)."""
     if isinstance(method, GammaMethod):
         problem.check_gamma()
+    if isinstance(method, NormalMethod):
+        from ._scale import LINEAR_TIME
+
+        if getattr(problem, "engine", "exact") not in LINEAR_TIME:
+            raise ValueError("method='normal' is the null of the linear-time two-sample "
+                             "statistics (engine='block' or 'linear'); the other engines "
+                             "take method='permutation' or 'gamma'.")
     check_memory(*problem.memory(method, tuning))
     prepared = problem.prepare(tuning)
     n_jobs = getattr(method, "n_jobs", None)
@@ -181,6 +190,12 @@ def run_test(problem: Problem, method: NullMethod, tuning: str,
         engine=getattr(problem, "engine", "exact"))
     if isinstance(method, GammaMethod):
         pval, details = prepared.gamma(t_obs, method.moments)
+        return problem.result_class(pvalue=pval, null_distribution=None, method=method,
+                                    exact=False, n_resamples=None, count=None,
+                                    details=details, **common)
+    if isinstance(method, NormalMethod):
+        assert prepared.normal is not None
+        pval, details = prepared.normal()
         return problem.result_class(pvalue=pval, null_distribution=None, method=method,
                                     exact=False, n_resamples=None, count=None,
                                     details=details, **common)

@@ -9,6 +9,12 @@
     The same exact statistics and p-values for the uniform-weight estimators,
     with the Gram matrix generated tile by tile (:mod:`kmtests.engines.streamed`):
     memory ``O(N (d + chunk))`` instead of ``O(N^2)``.
+``"block"``, ``"linear"`` (two-sample)
+    Linear-time statistics with an asymptotic normal null
+    (:mod:`kmtests.engines.linear_time`): the B-test's block statistic and
+    the linear statistic ``MMD^2_l``; memory ``O(N d + b^2)``, time
+    ``O(N b d)``; a different statistic with lower power. Never chosen by
+    ``"auto"``.
 ``"auto"``
     ``"exact"`` when the Gram matrix fits in a quarter of the available memory,
     otherwise ``"streamed"`` for a two-sample test with a uniform-weight
@@ -24,11 +30,14 @@ from typing import Any
 from ._guards import available_memory, format_bytes
 from ._validation import check_choice
 
-__all__ = ["ENGINES_INDEPENDENCE", "ENGINES_TWO_SAMPLE", "LOW_RANK", "check_n_features",
-           "choose_engine"]
+__all__ = ["ENGINES_INDEPENDENCE", "ENGINES_TWO_SAMPLE", "LINEAR_TIME", "LOW_RANK",
+           "check_n_features", "choose_engine"]
 
-ENGINES_TWO_SAMPLE: tuple[str, ...] = ("exact", "streamed", "auto")
+ENGINES_TWO_SAMPLE: tuple[str, ...] = ("exact", "streamed", "auto", "block", "linear")
 ENGINES_INDEPENDENCE: tuple[str, ...] = ("exact", "auto")
+
+#: the linear-time engines (their own statistics, asymptotic normal null)
+LINEAR_TIME: tuple[str, ...] = ("block", "linear")
 
 #: the engines with a number of features
 LOW_RANK: tuple[str, ...] = ()

@@ -8,7 +8,10 @@ of these objects, as scipy's hypothesis tests take ``PermutationMethod``:
   `n_resamples` random ones;
 * :class:`GammaMethod` — the moment-matched gamma approximation of the null
   of the biased KME statistics (approximate; checked against the exact
-  permutation moments, see :doc:`/user_guide/gamma`).
+  permutation moments, see :doc:`/user_guide/gamma`);
+* :class:`NormalMethod` — the asymptotic normal null of the linear-time
+  two-sample statistics (``engine="block"`` or ``"linear"``, where it is the
+  default; approximate, see :doc:`/user_guide/scale`).
 
 The result of a test keeps the method object (``res.method``), and the
 method decides how the result describes its p-value: the method line, the
@@ -43,8 +46,8 @@ from ._validation import check_positive_int, check_rng
 if TYPE_CHECKING:
     from .results import KernelTestResult
 
-__all__ = ["DEFAULT_N_RESAMPLES", "GammaMethod", "NullMethod", "PermutationMethod",
-           "resolve_method"]
+__all__ = ["DEFAULT_N_RESAMPLES", "GammaMethod", "NormalMethod", "NullMethod",
+           "PermutationMethod", "resolve_method"]
 
 #: default number of Monte Carlo permutations (as scipy.stats.permutation_test)
 DEFAULT_N_RESAMPLES = 9999
@@ -213,6 +216,72 @@ class GammaMethod(NullMethod):
         return [text + " (see the documentation)."]
 
 
+@dataclass(frozen=True)
+class NormalMethod(NullMethod):
+    """The asymptotic normal null of the linear-time MMD statistics (approximate p-value).
+
+    Only the linear-time engines of :func:`kmtests.two_sample_test` take it
+    (``engine="block"``, the B-test of Zaremba et al., 2013, and
+    ``engine="linear"``, the linear statistic of Gretton et al., 2012,
+    Sec. 6), and with them it is the default. Their statistic is the mean of
+    ``K`` independent terms (block statistics, or the ``h`` values of
+    disjoint pairs); the p-value is one-sided, ``1 - Phi(T / se)`` with
+    ``se = sd(terms) / sqrt(K)``. There is no permutation: the result's
+    `null_distribution` and `n_resamples` are None, and the standard error,
+    ``z = T / se``, the block size and the number of blocks or pairs are in
+    ``res.details``. See :doc:`/user_guide/scale`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests import NormalMethod, two_sample_test
+    >>> gen = np.random.default_rng(0)
+    >>> x, y = gen.normal(size=(5000, 3)), gen.normal(0.1, size=(5000, 3))
+    >>> res = two_sample_test(x, y, engine="block", method=NormalMethod())
+    >>> res.method, res.null_distribution, res.details["block_size"]
+    (NormalMethod(), None, 70)
+    >>> print(f"{res.statistic_name} = {res.statistic:.5f}, p = {res.pvalue:.2g}")
+    MMD^2_block = 0.00272, p = 0.024
+    """
+
+    name: ClassVar[str] = "normal"
+
+    def describe(self, res: KernelTestResult) -> str:
+        d = res.details
+        if "block_size" in d:
+            what = f"block test (B-test, {d['n_blocks']} blocks of {d['block_size']})"
+        elif "n_pairs" in d:
+            what = f"linear-time test ({d['n_pairs']} pairs)"
+        else:
+            what = "linear-time test"
+        return f"{what}, asymptotic normal null (approximate p-value)"
+
+    def info_rows(self, res: KernelTestResult) -> list[tuple[str, Any]]:
+        d = res.details
+        rows: list[tuple[str, Any]] = [("Null", "normal (asympt.)")]
+        if "block_size" in d:
+            rows += [("Block size", int(d["block_size"])), ("Blocks", int(d["n_blocks"]))]
+        elif "n_pairs" in d:
+            rows += [("Pairs", int(d["n_pairs"]))]
+        if "se" in d:
+            rows += [("Std. error", float(d["se"])), ("z = T / se", float(d["z"]))]
+        return rows
+
+    def notes(self, res: KernelTestResult, alpha: float) -> list[str]:
+        d = res.details
+        if "block_size" in d:
+            what = (f"the block statistic (B-test): the mean of MMD^2_u over {d['n_blocks']} "
+                    f"blocks of {d['block_size']} consecutive points of each sample")
+            terms = "block statistics"
+        else:
+            what = (f"the linear-time statistic MMD^2_l: the mean of h over {d.get('n_pairs')} "
+                    "disjoint pairs of consecutive points")
+            terms = "h values"
+        return [f"Linear-time test on {what}. Asymptotic normal null: p-value = 1 - Phi(T / "
+                f"se), se the standard error from the {terms} (approximate p-value, no "
+                "permutations). Lower power than the quadratic-time test on the same data."]
+
+
 Method = Union[str, NullMethod]
 
 
@@ -246,6 +315,10 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
     given = {"n_resamples": n_resamples, "batch": batch, "rng": rng, "progress": progress}
     if isinstance(method, NullMethod):
         clash = [k for k, v in given.items() if v is not None]
+        if isinstance(method, NormalMethod) and (clash or n_jobs is not None):
+            clash += ["n_jobs"] * (n_jobs is not None)
+            raise ValueError(f"NormalMethod has no permutations: "
+                             f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
         if isinstance(method, PermutationMethod) and clash:
             raise ValueError(f"give {', '.join(f'`{k}`' for k in clash)} either in `method` "
                              "(PermutationMethod) or as an argument of the test, not both.")
@@ -258,9 +331,17 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
             return replace(method, n_jobs=n_jobs)
         check_n_jobs(n_jobs)
         return method
-    if not isinstance(method, str) or method.lower() not in ("permutation", "gamma"):
+    if not isinstance(method, str) or method.lower() not in ("permutation", "gamma", "normal"):
         raise ValueError("`method` must be one of 'gamma', 'permutation', or a "
-                         f"PermutationMethod/GammaMethod object; got {method!r}.")
+                         "PermutationMethod/GammaMethod object (or 'normal', a NormalMethod, "
+                         f"with engine='block' or 'linear'); got {method!r}.")
+    if method.lower() == "normal":
+        given["n_jobs"] = n_jobs
+        clash = [k for k, v in given.items() if v is not None]
+        if clash:
+            raise ValueError(f"method='normal' has no permutations: "
+                             f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
+        return NormalMethod()
     if method.lower() == "gamma":
         check_n_jobs(n_jobs)
         if n_resamples is not None:

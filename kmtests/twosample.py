@@ -190,7 +190,7 @@ def two_sample_test(
     bandwidth: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["unbiased", "biased", "regularized"] | None = None,
-    method: Literal["permutation", "gamma"] | NullMethod = "permutation",
+    method: Literal["permutation", "gamma", "normal"] | NullMethod = "permutation",
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
     rng: SeedLike = None,
@@ -204,6 +204,7 @@ def two_sample_test(
     split_size: int | None = None,
     engine: str = "exact",
     n_features: int | None = None,
+    block_size: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -244,12 +245,14 @@ def two_sample_test(
         MMD of Hagrass et al. (2024), ``||g_lam(Sigma)^{1/2}(mu_x - mu_y)||^2``
         in U-form (with the KME), configured by `filter`, `lam`, `covariance`;
         see :doc:`/user_guide/regularized`.
-    method : {"permutation", "gamma"} or PermutationMethod or GammaMethod
+    method : {"permutation", "gamma", "normal"} or PermutationMethod, GammaMethod, NormalMethod
         Null distribution: permutations (default; exact level) or the gamma
         approximation of Gretton et al. (2009) for the biased KME statistic
         (approximate); an object configures it (:mod:`kmtests.null`), in
         which case `n_resamples`, `batch`, `rng` and `progress` are given
-        there instead.
+        there instead. With ``engine="block"`` or ``"linear"`` the default
+        stands for their asymptotic normal null (``"normal"``, the only one
+        they take); permutation options are then an error.
     tuning : {"permutation", "pooled"}
         How data-driven estimator parameters enter the permutation test:
         re-tuned on every permuted data set (``"permutation"``, default), or
@@ -300,7 +303,7 @@ def two_sample_test(
     split_size : int, optional
         The number of held-out pairs for ``covariance="split"`` (default 20%
         of the smaller sample).
-    engine : {"exact", "streamed", "auto"}
+    engine : {"exact", "streamed", "auto", "block", "linear"}
         How the statistics are computed (:doc:`/user_guide/scale`):
         ``"exact"`` (default) holds the pooled Gram matrix in memory;
         ``"streamed"`` gives the same statistics and p-value for the
@@ -308,8 +311,19 @@ def two_sample_test(
         Gram tiles computed on the fly (memory ``O(N d + B N)``); ``"auto"``
         is ``"exact"`` while the Gram matrix takes at most a quarter of the
         available memory, else ``"streamed"`` (the report says which ran).
+        ``"block"`` (the B-test of Zaremba et al., 2013: the mean of
+        ``MMD^2_u`` over blocks of `block_size` consecutive points) and
+        ``"linear"`` (``MMD^2_l`` of Gretton et al., 2012, Sec. 6, over
+        disjoint pairs) are linear-time tests of a *different* statistic,
+        with an asymptotic normal null (``method="normal"``) and lower power
+        than the quadratic-time test: memory ``O(N d + b^2)``, time
+        ``O(N b d)``; the KME only, samples of the same size, the data in
+        random order; never chosen by ``"auto"``.
     n_features : int, optional
         The number of features of a low-rank engine.
+    block_size : int, optional
+        The block size ``b`` of ``engine="block"`` (default
+        ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``).
 
     Returns
     -------
@@ -362,6 +376,8 @@ def two_sample_test(
     .. [2] Gretton, Fukumizu, Harchaoui, Sriperumbudur (2009). A fast,
        consistent kernel two-sample test. NIPS.
     .. [3] Phipson, Smyth (2010). Permutation p-values should never be zero.
+    .. [4] Zaremba, Gretton, Blaschko (2013). B-test: a non-parametric, low
+       variance kernel two-sample test. NIPS.
 
     Examples
     --------
@@ -373,8 +389,17 @@ def two_sample_test(
     >>> print(f"MMD^2_u = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     MMD^2_u = 0.1042, p = 0.0010
     """
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
-                          progress=progress)
+    from ._scale import LINEAR_TIME
+
+    if isinstance(engine, str) and engine.lower() in LINEAR_TIME:
+        from ._linear_time import linear_time_method
+
+        meth: NullMethod = linear_time_method(engine.lower(), method, n_resamples=n_resamples,
+                                              batch=batch, rng=rng, n_jobs=n_jobs,
+                                              progress=progress)
+    else:
+        meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
+                              n_jobs=n_jobs, progress=progress)
     tuning_ = check_choice(tuning, "tuning", _TUNINGS)
     name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
     if isinstance(statistic, str) and statistic.lower() == "regularized":
@@ -388,24 +413,31 @@ def two_sample_test(
                                       resolve_estimator(estimator), meth, filter, lam,
                                       covariance, split_size, name)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    problem = _with_engine(problem, engine, n_features)
+    problem = _with_engine(problem, engine, n_features, block_size)
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res
 
 
-def _with_engine(problem: _TwoSample, engine: Any, n_features: Any) -> _TwoSample:
+def _with_engine(problem: _TwoSample, engine: Any, n_features: Any,
+                 block_size: Any = None) -> _TwoSample:
     """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
-    from ._scale import check_n_features, choose_engine
+    from ._scale import LINEAR_TIME, check_n_features, choose_engine
 
     name, why = choose_engine(engine, "two_sample", problem.n,
                               isinstance(problem.estimator.rule(), Uniform))
     check_n_features(name, n_features)
+    if block_size is not None and name != "block":
+        raise ValueError(f"`block_size` applies to engine='block'; got engine={name!r}.")
     if name == "exact":
         return problem
     if problem.z is None:
         raise ValueError(f"engine={name!r} computes the kernel from the data; with "
                          "kernel='precomputed' the Gram matrix is given: use engine='exact'.")
+    if name in LINEAR_TIME:
+        from ._linear_time import linear_time_problem
+
+        return linear_time_problem(problem, name, block_size, why)
     from ._streamed import StreamedTwoSample
 
     return StreamedTwoSample(problem.kernel, problem.estimator, problem.unbiased, problem.z,
