@@ -248,6 +248,25 @@ def run_hagrass(reps: int, B: int, out: Path, n: int = 200, d: int = 10, s: int 
     print(f"wrote {out}")
 
 
+def export_hagrass(reps: int, out_dir: Path, n: int = 200, d: int = 10) -> None:
+    """The data sets of `run_hagrass` as CSV files (and an index) for the authors' R code
+    (`srmmd_authors.R`)."""
+    from kmtests.datasets import gaussian_mean_shift
+
+    sc = gaussian_mean_shift(d)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = ["shift,rep,x,y"]
+    for shift in HAGRASS_SHIFTS:
+        for r in range(reps):
+            x, y = sc.sample(n, shift, np.random.default_rng([SEED, 11, int(shift * 1e4), r]))
+            fx, fy = f"x_{shift:g}_{r}.csv", f"y_{shift:g}_{r}.csv"
+            np.savetxt(out_dir / fx, x, delimiter=",", fmt="%.17g")
+            np.savetxt(out_dir / fy, y, delimiter=",", fmt="%.17g")
+            lines.append(f"{shift:g},{r},{fx},{fy}")
+    (out_dir / "index.csv").write_text("\n".join(lines) + "\n")
+    print(f"wrote {len(lines) - 1} data sets to {out_dir}")
+
+
 # -- report ------------------------------------------------------------------------------------
 def _cell(k: int, m: int) -> str:
     from statsmodels.stats.proportion import proportion_confint
@@ -274,7 +293,10 @@ def report(files: list[Path], key: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("step", choices=["data", "ours", "authors", "hagrass", "report"])
+    ap.add_argument("step", choices=["data", "ours", "authors", "hagrass", "hagrass_export",
+                                     "report"])
+    ap.add_argument("--out-dir", default="/tmp/hagrass-data",
+                    help="hagrass_export: where the CSV files go")
     ap.add_argument("--reps", type=int, default=40,
                     help="data sets per design point (data: generated; ours/authors: the "
                          "first `reps` of the data file)")
@@ -293,13 +315,16 @@ def main(argv: list[str] | None = None) -> int:
     elif args.step == "authors":
         run_authors(data, args.mmdagg, args.mmdfuse, args.B or 500,
                     RESULTS / "replication_perturbed_authors.csv", args.reps)
+    elif args.step == "hagrass_export":
+        export_hagrass(args.reps, Path(args.out_dir))
     elif args.step == "hagrass":
         run_hagrass(args.reps, args.B or 199, RESULTS / "replication_hagrass.csv")
     else:
         report([RESULTS / "replication_perturbed_ours.csv",
                 RESULTS / "replication_perturbed_authors.csv"], "P")
         print()
-        report([RESULTS / "replication_hagrass.csv"], "shift")
+        report([RESULTS / "replication_hagrass.csv",
+                RESULTS / "replication_hagrass_authors.csv"], "shift")
     return 0
 
 
