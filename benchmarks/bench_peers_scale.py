@@ -82,6 +82,22 @@ def run(kind: str, who: str, n: int, B: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _rows(kind: str, n: int, B: int, labels: dict[str, str]) -> list[dict]:
+    """Run each library (the first is the reference of the ratio) and print its row."""
+    out, ref = [], None
+    for who, label in labels.items():
+        r = run(kind, who, n, B)
+        r.update(kind=kind, who=who, n=n, B=B)
+        out.append(r)
+        if "error" in r:
+            print(f"| {n} | {label} | error: {r['error']} | | | |", flush=True)
+            continue
+        ref = r["seconds"] if ref is None else ref
+        print(f"| {n} | {label} | {r['seconds']:.2f} | {r['peak'] / 1e9:.2f} | "
+              f"{r['pvalue']:.3g} | {r['seconds'] / ref:.3g} |", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mmd", default="2000,5000,10000")
@@ -95,35 +111,13 @@ def main() -> None:
     print("| N | library | seconds | peak RSS GB | p-value | ratio to frouros |")
     print("|---:|---|---:|---:|---:|---:|")
     for n in (int(v) for v in args.mmd.split(",") if v):
-        ref = None
-        for who in ("frouros", "exact", "streamed"):
-            r = run("mmd", who, n, args.B)
-            r.update(kind="mmd", who=who, n=n, B=args.B)
-            rows.append(r)
-            label = who if who == "frouros" else f"kmtests ({who})"
-            if "error" in r:
-                print(f"| {n} | {label} | error: {r['error']} | | | |", flush=True)
-                continue
-            ref = r["seconds"] if who == "frouros" else ref
-            ratio = f"{r['seconds'] / ref:.3g}" if ref else "-"
-            print(f"| {n} | {label} | {r['seconds']:.2f} | {r['peak'] / 1e9:.2f} | "
-                  f"{r['pvalue']:.3g} | {ratio} |", flush=True)
+        rows += _rows("mmd", n, args.B, {"frouros": "frouros", "exact": "kmtests (exact)",
+                                         "streamed": "kmtests (streamed)"})
     print("\nHSIC, gamma approximation, one core\n")
     print("| n | library | seconds | peak RSS GB | p-value | ratio to causal-learn |")
     print("|---:|---|---:|---:|---:|---:|")
     for n in (int(v) for v in args.hsic.split(",") if v):
-        ref = None
-        for who in ("causal-learn", "kmtests"):
-            r = run("hsic", who, n, 0)
-            r.update(kind="hsic", who=who, n=n)
-            rows.append(r)
-            if "error" in r:
-                print(f"| {n} | {who} | error: {r['error']} | | | |", flush=True)
-                continue
-            ref = r["seconds"] if who == "causal-learn" else ref
-            ratio = f"{r['seconds'] / ref:.3g}" if ref else "-"
-            print(f"| {n} | {who} | {r['seconds']:.2f} | {r['peak'] / 1e9:.2f} | "
-                  f"{r['pvalue']:.3g} | {ratio} |", flush=True)
+        rows += _rows("hsic", n, 0, {"causal-learn": "causal-learn", "kmtests": "kmtests"})
     save_json("bench_peers_scale.json", {"machine": info, "rows": rows})
 
 
