@@ -54,7 +54,8 @@ HEADER = ",".join([*COLUMNS, "crc32"])
 FSYNC_INTERVAL = 2.0
 _SMALL_ARRAY = 16
 
-Row = tuple  # (scenario, test, n, effect, repetition, estimator, pvalue)
+#: (scenario, test, n, effect, repetition, estimator, pvalue)
+Row = tuple[str, str, int, float, int, str, float]
 
 
 class CheckpointError(ValueError):
@@ -212,7 +213,8 @@ def read_checkpoint(path: Path) -> tuple[dict[str, Any], list[Row]]:
                               f"{HEADER!r}.")
     scen = settings.get("scenario", {})
     labels = settings.get("estimators", {})
-    rows, seen = [], {}
+    rows: list[Row] = []
+    seen: dict[Any, int] = {}
     for i, line in enumerate(lines[3:], start=4):
         where = f"line {i} of checkpoint {path}"
         row = _decode_row(line, where)
@@ -237,7 +239,7 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write `text` to `path` through a temporary file renamed over it.
 
     Readers (and a crash) see either the old file or the complete new one.
@@ -345,7 +347,7 @@ class Checkpoint:
         self.close()
 
 
-def open_checkpoint(path: str | os.PathLike, settings: dict[str, Any], *,
+def open_checkpoint(path: str | os.PathLike[str], settings: dict[str, Any], *,
                     seed_given: bool) -> Checkpoint:
     """Lock `path`, check its settings against `settings`, and open it for appending.
 

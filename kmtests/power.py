@@ -115,7 +115,7 @@ def _resolve_tests(tests: Any, kind: str, test_kwargs: dict[str, Any]
 
 def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.random.SeedSequence,
               estimators: Sequence[Any], labels: Sequence[str], n_resamples: int,
-              test_kwargs: dict[str, Any]) -> list[tuple]:
+              test_kwargs: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One repetition: one data set, the given estimators (or tests), one permutation
     stream."""
     from . import independence_test, two_sample_test
@@ -237,7 +237,7 @@ def _require(module: str, feature: str) -> Any:
                           "pip install 'kmtests[power]'") from exc
 
 
-def _distinct(values: list, name: str) -> list:
+def _distinct(values: list[Any], name: str) -> list[Any]:
     if not values:
         raise ValueError(f"`{name}` must contain at least one value.")
     if len(set(values)) != len(values):
@@ -505,7 +505,7 @@ class PowerCurveResult:
         ax.legend(title="estimator (bars: 95% CI)", fontsize=8, title_fontsize=8)
         return ax
 
-    def to_csv(self, path: str | os.PathLike) -> None:
+    def to_csv(self, path: str | os.PathLike[str]) -> None:
         """Write the raw p-values to a CSV file (atomically).
 
         The file is a plain table; to resume a study, use the `checkpoint`
@@ -543,7 +543,7 @@ def power_curve(
     rng: SeedLike = None,
     n_jobs: int | None = None,
     progress: bool = False,
-    checkpoint: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
     test_kwargs: dict[str, Any] | None = None,
     tests: Mapping[str, Any] | None = None,
 ) -> PowerCurveResult:
@@ -672,7 +672,7 @@ def power_curve(
     joblib = _require("joblib", "`n_jobs`") if n_jobs is not None else None
     root, seed_given, seed_int = _root_seed(rng)
 
-    pvalues: dict[tuple, float] = {}
+    pvalues: dict[tuple[Any, ...], float] = {}
     ckpt = None
     if checkpoint is not None:
         settings = {
@@ -701,7 +701,7 @@ def power_curve(
         bar = None if tqdm is None else tqdm(total=len(tasks), desc=f"power {scen.name}",
                                              unit="rep")
 
-        def record(rows: list[tuple]) -> None:
+        def record(rows: list[tuple[Any, ...]]) -> None:
             if ckpt is not None:
                 ckpt.append(rows)
             pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in rows)

@@ -7,7 +7,7 @@ scikit-learn is imported here (and only inside :mod:`kmtests.learn`), so
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -70,12 +70,21 @@ class CloneMixin:
         return obj
 
 
-def validate_X(est: Any, X: Any, *, reset: bool, y: Any = None,
-               min_samples: int = 1) -> Any:
-    """``validate_data`` of scikit-learn (``_validate_data`` before 1.6).
+def validate_X(est: Any, X: Any, *, reset: bool, min_samples: int = 1) -> np.ndarray:
+    """``validate_data`` of scikit-learn (``_validate_data`` before 1.6): ``X`` as a
+    float64, 2-D, finite array."""
+    out: np.ndarray = _validate(est, X, None, reset, min_samples)
+    return out
 
-    Returns ``X`` (float64, 2-D, finite) or ``(X, y)`` when `y` is given.
-    """
+
+def validate_Xy(est: Any, X: Any, y: Any, *, reset: bool,
+                min_samples: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`validate_X` with targets: ``(X, y)``."""
+    Xa, ya = _validate(est, X, y, reset, min_samples)
+    return np.asarray(Xa), np.asarray(ya)
+
+
+def _validate(est: Any, X: Any, y: Any, reset: bool, min_samples: int) -> Any:
     kw: dict[str, Any] = {"reset": reset, "dtype": np.float64,
                           "ensure_min_samples": min_samples}
     if y is not None:
@@ -88,6 +97,16 @@ def validate_X(est: Any, X: Any, *, reset: bool, y: Any = None,
 def check_estimator_param(estimator: Any) -> KernelMeanEstimator:
     """The `estimator` parameter (a registered name or an estimator object)."""
     return resolve_estimator(estimator)
+
+
+@overload
+def check_real(value: Any, name: str, *, low: float | None = None,
+               low_inclusive: bool = False, allow_none: Literal[False] = False) -> float: ...
+
+
+@overload
+def check_real(value: Any, name: str, *, low: float | None = None,
+               low_inclusive: bool = False, allow_none: bool) -> float | None: ...
 
 
 def check_real(value: Any, name: str, *, low: float | None = None,

@@ -76,7 +76,7 @@ class Normal:
 
 
 # -- input handling ------------------------------------------------------------------
-def _as_inputs(X: Any, name: str) -> tuple[str, list]:
+def _as_inputs(X: Any, name: str) -> tuple[str, list[Any]]:
     """``("samples", [arrays])`` or ``("normal", [Normal])``."""
     if isinstance(X, np.ndarray) and X.ndim == 3:
         X = list(X)
@@ -275,7 +275,7 @@ def embedding_gram(A: Sequence[Embedding], B: Sequence[Embedding] | None = None,
     pair by pair through :meth:`Embedding.inner`.
     """
     same = B is None
-    B = A if same else B
+    B = A if B is None else B
     if any(_smoothed(e) for e in (*A, *B)):
         out = np.empty((len(A), len(B)))
         for i, a in enumerate(A):
@@ -292,7 +292,7 @@ def embedding_gram(A: Sequence[Embedding], B: Sequence[Embedding] | None = None,
                              "bandwidth) for their inner products.")
     Pb = np.vstack([e.points for e in B])
     wb = np.concatenate([e.weights for e in B])
-    starts_b = np.cumsum([0] + [e.points.shape[0] for e in B])[:-1]
+    starts_b = np.cumsum(np.array([0] + [e.points.shape[0] for e in B]))[:-1]
     out = np.empty((len(A), len(B)))
     i = 0
     while i < len(A):
@@ -351,13 +351,13 @@ class DistributionKernel:
         self.kernel_arg, self.bandwidth_arg = kernel, bandwidth
         self.linear_trace = bool(linear_trace)
 
-    def _level1(self, X: list, Y: list | None) -> np.ndarray:
+    def _level1(self, X: list[Any], Y: list[Any] | None) -> np.ndarray:
         if self.kind == "normal":
             return expected_kernel(X, Y, kernel=self.kernel_, linear_trace=(
                 self.linear_trace and Y is None))
         return embedding_gram(X, Y)
 
-    def _embed(self, samples: list) -> list[Embedding]:
+    def _embed(self, samples: list[Any]) -> list[Embedding]:
         return [self.estimator.fit(x, kernel=self.kernel_) for x in samples]
 
     def fit(self, X: Any, name: str = "X") -> "DistributionKernel":
@@ -394,7 +394,7 @@ class DistributionKernel:
         return level2_gram(G, da, db, level2=self.level2, bandwidth=self.level2_bandwidth_,
                            degree=self.degree, coef0=self.coef0)
 
-    def transform_items(self, Y: Any, name: str = "X") -> list:
+    def transform_items(self, Y: Any, name: str = "X") -> list[Any]:
         kind, items = _as_inputs(Y, name)
         if kind != self.kind:
             raise TypeError(f"`{name}` must hold the same kind of inputs as the training list "
@@ -417,7 +417,7 @@ class DistributionKernel:
             dy = np.zeros(len(items))
         return self._apply(G, dy, self.diag_)
 
-    def _level1_diag(self, items: list) -> np.ndarray:
+    def _level1_diag(self, items: list[Any]) -> np.ndarray:
         if self.kind == "normal":
             return np.diag([float(expected_kernel([p], kernel=self.kernel_)[0, 0])
                             for p in items])

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
 from ._common import (CloneMixin, check_estimator_param, check_option, fit_embedding, fit_kernel,
-                      validate_X)
+                      validate_X, validate_Xy)
 
 __all__ = ["ParzenClassifier"]
 
@@ -102,7 +102,7 @@ class ParzenClassifier(CloneMixin, ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("ParzenClassifier requires y to be passed, but the target y is "
                              "None.")
-        X, y = validate_X(self, X, reset=True, y=y, min_samples=2)
+        X, y = validate_Xy(self, X, y, reset=True, min_samples=2)
         check_classification_targets(y)
         classes, yi = np.unique(y, return_inverse=True)
         if classes.size < 2:
