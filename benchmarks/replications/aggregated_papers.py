@@ -26,8 +26,8 @@ hagrass (SR-MMD): x ~ N(0, I_10), y ~ N(shift 1, I_10), n = m = 200, the
     90-member test with the held-out operator (their design, our min-p
     calibration) and with the pooled operator; plus the one-kernel
     ``two_sample_test(statistic="regularized", covariance="split"|"pooled")``.
-    Their R code (Bonferroni over the 90 members with 60 permutations) is not
-    run (no R here).
+    Their R test (Bonferroni over the 90 members with 60 permutations) runs on
+    the same data sets with ``hagrass_export`` and ``srmmd_authors.R``.
 
 Run (from the repository root)::
 
@@ -37,6 +37,10 @@ Run (from the repository root)::
     $AUTH benchmarks/replications/aggregated_papers.py authors \\
         --mmdagg /path/to/mmdagg-checkout --mmdfuse /path/to/mmdfuse-checkout
     .venv/bin/python benchmarks/replications/aggregated_papers.py hagrass --reps 40
+    .venv/bin/python benchmarks/replications/aggregated_papers.py hagrass_export --reps 40
+    Rscript benchmarks/replications/srmmd_authors.R \\
+        "/path/to/checkout/2 sample codes/spectral_test.R" /tmp/hagrass-data \\
+        benchmarks/results/replication_hagrass_authors.csv
     .venv/bin/python benchmarks/replications/aggregated_papers.py report
 """
 
