@@ -400,17 +400,23 @@ def independence_test(
             resolve_estimator(estimator), meth, filter, lam, name)
     problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
                                statistic)
-    problem = _with_engine(problem, engine, n_features)
+    problem = _with_engine(problem, engine, n_features, rng=getattr(meth, "rng", None))
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, IndependenceResult)
     return res
 
 
-def _with_engine(problem: _Independence, engine: Any, n_features: Any) -> _Independence:
-    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
-    from ._scale import choose_engine, check_n_features
+def _with_engine(problem: _Independence, engine: Any, n_features: Any,
+                 rng: Any = None) -> _Independence:
+    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale);
+    `rng` is the test's (the low-rank engines draw their features from a child of it)."""
+    from ._scale import LOW_RANK, check_n_features, choose_engine
 
     name, why = choose_engine(engine, "independence", problem.n,
                               isinstance(problem.estimator.rule(), Uniform))
-    check_n_features(name, n_features)
+    r = check_n_features(name, n_features)
+    if name in LOW_RANK:
+        from ._lowrank import lowrank_independence
+
+        return lowrank_independence(problem, name, r, rng, why)
     return problem

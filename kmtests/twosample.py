@@ -413,20 +413,22 @@ def two_sample_test(
                                       resolve_estimator(estimator), meth, filter, lam,
                                       covariance, split_size, name)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    problem = _with_engine(problem, engine, n_features, block_size)
+    problem = _with_engine(problem, engine, n_features, block_size,
+                           rng=getattr(meth, "rng", None))
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res
 
 
 def _with_engine(problem: _TwoSample, engine: Any, n_features: Any,
-                 block_size: Any = None) -> _TwoSample:
-    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
-    from ._scale import LINEAR_TIME, check_n_features, choose_engine
+                 block_size: Any = None, rng: Any = None) -> _TwoSample:
+    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale);
+    `rng` is the test's (the low-rank engines draw their features from a child of it)."""
+    from ._scale import LINEAR_TIME, LOW_RANK, check_n_features, choose_engine
 
     name, why = choose_engine(engine, "two_sample", problem.n,
                               isinstance(problem.estimator.rule(), Uniform))
-    check_n_features(name, n_features)
+    r = check_n_features(name, n_features)
     if block_size is not None and name != "block":
         raise ValueError(f"`block_size` applies to engine='block'; got engine={name!r}.")
     if name == "exact":
@@ -438,6 +440,10 @@ def _with_engine(problem: _TwoSample, engine: Any, n_features: Any,
         from ._linear_time import linear_time_problem
 
         return linear_time_problem(problem, name, block_size, why)
+    if name in LOW_RANK:
+        from ._lowrank import lowrank_two_sample
+
+        return lowrank_two_sample(problem, name, r, rng, why)
     from ._streamed import StreamedTwoSample
 
     return StreamedTwoSample(problem.kernel, problem.estimator, problem.unbiased, problem.z,
