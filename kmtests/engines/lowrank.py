@@ -48,8 +48,10 @@ True
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -158,6 +160,9 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
     for a in range(0, n, _ROWS):
         b = min(a + _ROWS, n)
         np.matmul(np.asarray(kernel.gram(z[a:b], zl), dtype=np.float64), T, out=phi[a:b])
+    # the landmarks' rows from K_mm itself: a cross Gram matrix may put a rounding
+    # distance (sqrt(eps) for the Laplacian) between a point and itself
+    phi[idx] = Kmm @ T
     if not np.all(np.isfinite(phi)):
         raise ValueError(f"{kernel.phrase()} has non-finite values between the points and "
                          "the Nyström landmarks.")
@@ -254,32 +259,42 @@ class FeaturePooled:
     def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
                     ) -> np.ndarray:
         """``a'Kc a = ||a'Phi_c||^2`` for every split (x = the first `n_x` entries)."""
-        with _blas(n_jobs):
-            return _within_sums(self.f.phi, perms, n_x)
+        return _within_sums(self.f.phi, perms, n_x, n_jobs)
 
 
-def _blas(n_jobs: int | None) -> Any:
-    import contextlib
+def _map(fn: Callable[[int], Any], items: list[int], n_jobs: int | None) -> list[Any]:
+    """``[fn(i) for i in items]`` over `n_jobs` threads, each with one BLAS thread.
 
-    from ._loop import blas_threads
+    Every item is computed by the same single-threaded calls whatever the number
+    of threads, so the values do not depend on `n_jobs` (multithreaded BLAS may
+    split a product differently).
+    """
+    from ._loop import single_blas_thread
     from ._threads import resolve_n_jobs
 
-    n = resolve_n_jobs(n_jobs)
-    return contextlib.nullcontext() if n is None else blas_threads(n)
+    n_threads = max(1, min(resolve_n_jobs(n_jobs) or os.cpu_count() or 1, len(items)))
+    with single_blas_thread():
+        if n_threads == 1:
+            return [fn(i) for i in items]
+        with ThreadPoolExecutor(max_workers=n_threads) as ex:
+            return list(ex.map(fn, items))
 
 
-def _within_sums(phi: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
+def _within_sums(phi: np.ndarray, perms: np.ndarray, n_x: int,
+                 n_jobs: int | None = None) -> np.ndarray:
     n = phi.shape[0]
     rows = _chunk_rows(n)
-    A = np.empty((rows, n))
-    S = np.empty((rows, phi.shape[1]))
-    out = np.empty(perms.shape[0])
-    for start in range(0, perms.shape[0], rows):
+
+    def chunk(start: int) -> np.ndarray:
         stop = min(start + rows, perms.shape[0])
+        A = np.empty((rows, n))
         _membership_into(A, perms[start:stop], n_x)
-        np.matmul(A, phi, out=S)
-        out[start:stop] = np.einsum("ij,ij->i", S, S)[: stop - start]
-    return out
+        S = A @ phi
+        out: np.ndarray = np.einsum("ij,ij->i", S, S)[: stop - start]
+        return out
+
+    parts = _map(chunk, list(range(0, perms.shape[0], rows)), n_jobs)
+    return np.concatenate(parts) if parts else np.empty(0)
 
 
 def lowrank_mmd_values(fp: FeaturePooled, perms: np.ndarray, n_x: int, rule: Rule,
@@ -308,20 +323,21 @@ def oriented(fx: Features, fy: Features) -> tuple[Features, Features]:
     return (fy, fx) if _key(fy) < _key(fx) else (fx, fy)
 
 
-def _pair_sums(fx: Features, fy: Features, perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(S_p, D_p)`` of every permutation `p` of the rows of `fy`."""
+def _pair_sums(fx: Features, fy: Features, perms: np.ndarray,
+               n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(S_p, D_p)`` of every permutation `p` of the rows of `fy` (one thread each)."""
     n = fx.n
     px, py = fx.phi, fy.phi
-    C = np.empty((px.shape[1], py.shape[1]))
-    part = np.empty_like(C)
-    S = np.empty(perms.shape[0])
-    for k, p in enumerate(perms):
-        C.fill(0.0)
+
+    def one(k: int) -> float:
+        p = perms[k]
+        C = np.zeros((px.shape[1], py.shape[1]))
         for a in range(0, n, _ROWS):
             b = min(a + _ROWS, n)
-            np.matmul(px[a:b].T, py[p[a:b]], out=part)
-            C += part
-        S[k] = np.einsum("ij,ij->", C, C)
+            C += px[a:b].T @ py[p[a:b]]
+        return float(np.einsum("ij,ij->", C, C))
+
+    S = np.array(_map(one, list(range(perms.shape[0])), n_jobs), dtype=np.float64)
     D = (fy.sqnorms[perms] * fx.sqnorms).sum(axis=1)  # row-wise: same bits for any batch
     return S, D
 
@@ -338,7 +354,6 @@ def lowrank_hsic_values(fx: Features, fy: Features, perms: np.ndarray, rule: Rul
     if not isinstance(rule, Uniform):
         raise ValueError("the low-rank engines run the estimators with uniform weights "
                          "(kme, skmse, bkmse, ...); use engine='exact'.")
-    with _blas(n_jobs):
-        S, D = _pair_sums(fx, fy, perms)
+    S, D = _pair_sums(fx, fy, perms, n_jobs)
     return hsic_uniform(S, D, fx.n, float(fx.sqnorms.sum()), float(fy.sqnorms.sum()),
                         fx.kc_max * fy.kc_max, rule, unbiased)
