@@ -303,7 +303,7 @@ def two_sample_test(
     split_size : int, optional
         The number of held-out pairs for ``covariance="split"`` (default 20%
         of the smaller sample).
-    engine : {"exact", "streamed", "auto", "block", "linear"}
+    engine : {"exact", "streamed", "auto", "block", "linear", "nystrom", "rff"}
         How the statistics are computed (:doc:`/user_guide/scale`):
         ``"exact"`` (default) holds the pooled Gram matrix in memory;
         ``"streamed"`` gives the same statistics and p-value for the
@@ -318,9 +318,18 @@ def two_sample_test(
         with an asymptotic normal null (``method="normal"``) and lower power
         than the quadratic-time test: memory ``O(N d + b^2)``, time
         ``O(N b d)``; the KME only, samples of the same size, the data in
-        random order; never chosen by ``"auto"``.
+        random order; never chosen by ``"auto"``. ``"nystrom"`` and ``"rff"``
+        test the MMD of a low-rank approximation ``phi(x)'phi(y)`` of the
+        kernel (Nyström landmarks, any kernel; random Fourier features of the
+        Gaussian, ARD and Laplacian kernels), drawn once from `rng` on the
+        pooled sample: the permutation p-value is exact for this approximate
+        statistic; memory ``O(N (d + r))``, ``2 N r`` flops per permutation;
+        the KME and the uniform-weight estimators; never chosen by
+        ``"auto"``.
     n_features : int, optional
-        The number of features of a low-rank engine.
+        The number of features ``r`` of ``engine="nystrom"`` (landmarks,
+        clipped to the number of points, with a note) or ``"rff"``
+        (frequencies); default 200. An error with the other engines.
     block_size : int, optional
         The block size ``b`` of ``engine="block"`` (default
         ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``).
