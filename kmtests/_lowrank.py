@@ -121,11 +121,13 @@ class LowRankTwoSample(_TwoSample):
     engine_info: str = ""
 
     def memory(self, method: NullMethod, tuning: str) -> tuple[float, str, str]:
-        from .engines.lowrank import _MEMBERSHIP_BYTES
+        from .engines.lowrank import _CHUNK, _ROWS
 
         n, r = self.n, self.n_features
         d = 0 if self.z is None else self.z.shape[1]
-        need = 8.0 * n * (d + 2 * r + 8) + 8.0 * r * r * 3 + 2 * _MEMBERSHIP_BYTES
+        blocks = -(-n // _ROWS)
+        need = (8.0 * n * (d + 2 * r + 8) + 8.0 * r * r * 3 + _CHUNK * n
+                + 8.0 * _CHUNK * (2 * _ROWS + r * (blocks + 1)))
         if isinstance(method, PermutationMethod):
             need += 16.0 * method.n_resamples + 8.0 * n * (method.batch or 1)
         return (need, f"the {self.engine} engine's {r} features of {n} points take "

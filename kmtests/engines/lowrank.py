@@ -57,7 +57,7 @@ import numpy as np
 
 from ..estimators._rules import Rule, Uniform
 from ._values import Values
-from .mmd import _membership_into, mmd_uniform, split_sums
+from .mmd import mmd_uniform, split_sums
 
 __all__ = ["Features", "FeaturePooled", "RFF_KERNELS", "check_rff_kernel", "feature_map",
            "lowrank_hsic_values", "lowrank_mmd_values", "nystrom_features", "oriented",
@@ -67,8 +67,8 @@ __all__ = ["Features", "FeaturePooled", "RFF_KERNELS", "check_rff_kernel", "feat
 _RTOL = 1e-12
 #: rows per chunk of the feature computations and of the HSIC products
 _ROWS = 8192
-#: the membership rows of one MMD product take at most this many bytes
-_MEMBERSHIP_BYTES = 32e6
+#: splits per chunk of the MMD products (fixed: the call shapes must not depend on `batch`)
+_CHUNK = 128
 #: the kernels with random Fourier features here
 RFF_KERNELS: tuple[str, ...] = ("gaussian", "ard", "laplacian")
 
@@ -216,11 +216,6 @@ def feature_map(method: str, kernel: Any, z: np.ndarray, n_features: int,
     raise ValueError(f"unknown low-rank method {method!r}; expected 'nystrom' or 'rff'.")
 
 
-def _chunk_rows(n: int) -> int:
-    """Splits per MMD product: a function of `n` only (fixed call shapes)."""
-    return int(max(8, min(128, _MEMBERSHIP_BYTES // (8.0 * max(n, 1)))))
-
-
 @dataclass(frozen=True, eq=False)
 class FeaturePooled:
     """The pooled sample's features, in the part of :class:`kmtests.engines.mmd.PooledGram`
@@ -282,19 +277,35 @@ def _map(fn: Callable[[int], Any], items: list[int], n_jobs: int | None) -> list
 
 def _within_sums(phi: np.ndarray, perms: np.ndarray, n_x: int,
                  n_jobs: int | None = None) -> np.ndarray:
-    n = phi.shape[0]
-    rows = _chunk_rows(n)
+    """``||a'Phi||^2`` of every split, in fixed-shape chunks of ``_CHUNK`` splits.
 
-    def chunk(start: int) -> np.ndarray:
-        stop = min(start + rows, perms.shape[0])
-        A = np.empty((rows, n))
-        _membership_into(A, perms[start:stop], n_x)
-        S = A @ phi
-        out: np.ndarray = np.einsum("ij,ij->i", S, S)[: stop - start]
-        return out
+    A chunk's memberships are a 0/1 byte mask (``_CHUNK x N``); the product
+    ``A Phi`` is summed over row blocks of ``_ROWS`` points (each block's rows
+    of the mask converted to float64, one ``_CHUNK x _ROWS x r`` BLAS product,
+    the blocks spread over the threads), then the partial sums are added in
+    block order: the features are read once per chunk of splits, and a split's
+    bits depend on ``N`` only.
+    """
+    n, r = phi.shape
+    starts = list(range(0, n, _ROWS))
+    out = np.empty(perms.shape[0])
+    mask = np.empty((_CHUNK, n), dtype=np.uint8)
+    for start in range(0, perms.shape[0], _CHUNK):
+        stop = min(start + _CHUNK, perms.shape[0])
+        mask.fill(0)
+        mask[np.arange(stop - start)[:, None], perms[start:stop, :n_x]] = 1
 
-    parts = _map(chunk, list(range(0, perms.shape[0], rows)), n_jobs)
-    return np.concatenate(parts) if parts else np.empty(0)
+        def block(a: int) -> np.ndarray:
+            b = min(a + _ROWS, n)
+            part: np.ndarray = mask[:, a:b].astype(np.float64) @ phi[a:b]
+            return part
+
+        parts = _map(block, starts, n_jobs)
+        S = parts[0]
+        for part in parts[1:]:
+            S += part
+        out[start:stop] = np.einsum("ij,ij->i", S, S)[: stop - start]
+    return out
 
 
 def lowrank_mmd_values(fp: FeaturePooled, perms: np.ndarray, n_x: int, rule: Rule,
