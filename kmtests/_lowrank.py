@@ -147,10 +147,10 @@ class LowRankTwoSample(_TwoSample):
         est = self.estimator
         assert self.z is not None
         _tuning_check(self.engine, est, tuning)
-        if est.transform_kernel(self.kernel.fitted_to(self.z), self.z) is not None:
+        kern = self.kernel.fitted_to(self.z, name="the pooled sample")
+        if est.transform_kernel(kern, self.z) is not None:
             raise ValueError(f"engine={self.engine!r} does not run the marginalized "
                              f"estimator {est.name!r}; use engine='exact'.")
-        kern = self.kernel.fitted_to(self.z, name="the pooled sample")
         feats = feature_map(self.engine, kern, self.z, self.n_features, feature_rng(self.rng))
         fp = FeaturePooled(feats)
         self.engine_info = _info(self.engine, [feats])

@@ -23,7 +23,8 @@ row ``m`` gives the offsets ``r_i = phi_c,i' m + |m|^2`` and ``g = |m|^2`` of
 the uncentred approximate kernel, which the shrinkage estimators need.
 
 Statistics, for a batch of splits with 0/1 membership rows ``A`` (``B x N``):
-``S = A Phi_c`` (one BLAS product, ``2 B N r`` flops) gives the within-sample
+``S = A Phi_c`` (BLAS products over row blocks of the features, each read
+once per chunk of 64 splits; ``2 B N r`` flops) gives the within-sample
 sums ``s = a'Kc a = ||S_b||^2`` of the in-memory engine
 (:mod:`kmtests.engines.mmd`), whose formulas then give ``MMD^2_b``,
 ``MMD^2_u`` (the diagonal terms ``||phi_c,i||^2`` removed within each sample)
@@ -32,7 +33,9 @@ pairing, ``S_p = ||Phi_x' Phi_y[p]||_F^2`` (``2 n r_x r_y`` flops) and
 ``D_p = sum_i ||phi_x,i||^2 ||phi_y,p_i||^2`` are the two sums of
 :mod:`kmtests.engines.hsic`. Both are computed in fixed-shape chunks whose
 boundaries depend on ``N`` only, so a statistic's bits do not depend on the
-batch of permutations it came in.
+batch of permutations it came in. The products run on single-threaded BLAS,
+spread over `n_jobs` threads (row blocks for the MMD, permutations for
+HSIC): the values do not depend on `n_jobs` either.
 
 Examples
 --------
@@ -68,7 +71,7 @@ _RTOL = 1e-12
 #: rows per chunk of the feature computations and of the HSIC products
 _ROWS = 8192
 #: splits per chunk of the MMD products (fixed: the call shapes must not depend on `batch`)
-_CHUNK = 128
+_CHUNK = 64
 #: the kernels with random Fourier features here
 RFF_KERNELS: tuple[str, ...] = ("gaussian", "ard", "laplacian")
 
