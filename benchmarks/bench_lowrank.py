@@ -90,11 +90,11 @@ def measure(test: str, engine: str, n: int, d: int, r: int, b: int) -> dict:
 
 
 def cost_table(sizes: list[int], d: int, r: int, b_mmd: int, b_hsic: dict[int, int],
-               gflops: float) -> list[dict]:
+               gflops: float, tests: tuple[str, ...] = ("mmd", "hsic")) -> list[dict]:
     rows = []
     print(f"{'test':<5} {'engine':<8} {'N':>8} {'B':>4} {'seconds':>8} {'s/perm':>8} "
           f"{'B=1000*':>8} {'bound s':>8} {'ratio':>6} {'peak MB':>8} {'extra MB':>8}")
-    for test in ("mmd", "hsic"):
+    for test in tests:
         for n in sizes:
             b = b_mmd if test == "mmd" else b_hsic.get(n, b_mmd)
             for engine in ("nystrom", "rff"):
@@ -157,6 +157,7 @@ def main() -> None:
     ap.add_argument("--effect", type=float, default=0.06)
     ap.add_argument("--power-n", type=int, default=1000, help="points per sample")
     ap.add_argument("--b-power", type=int, default=99)
+    ap.add_argument("--tests", default="mmd,hsic", help="the cost rows to run")
     ap.add_argument("--skip-cost", action="store_true")
     ap.add_argument("--skip-power", action="store_true")
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results",
@@ -168,7 +169,8 @@ def main() -> None:
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores; DGEMM {gflops:.1f} GFLOP/s")
     sizes = [int(v) for v in args.sizes.split(",")]
     cost = [] if args.skip_cost else cost_table(
-        sizes, args.d, args.r, args.b, {1000000: args.b_hsic_large}, gflops)
+        sizes, args.d, args.r, args.b, {1000000: args.b_hsic_large}, gflops,
+        tuple(args.tests.split(",")))
     power = [] if args.skip_power else power_table(args.reps, args.effect, args.d,
                                                    args.power_n, args.b_power)
     with open(args.out, "w") as fh:

@@ -31,7 +31,7 @@ from .null import NullMethod, PermutationMethod
 from .twosample import _TwoSample
 
 __all__ = ["DEFAULT_FEATURES", "LowRankIndependence", "LowRankTwoSample", "feature_rng",
-           "lowrank_independence", "lowrank_two_sample"]
+           "lowrank_batch", "lowrank_independence", "lowrank_two_sample"]
 
 #: the default number of features (landmarks or frequencies)
 DEFAULT_FEATURES = 200
@@ -46,6 +46,19 @@ def feature_rng(rng: Any) -> np.random.Generator:
     from ._validation import check_rng
 
     return check_rng(rng).spawn(1)[0]
+
+
+def lowrank_batch(n: int, n_resamples: int) -> int:
+    """Splits per batch of the MMD: whole chunks of the engine's products (a smaller
+    batch pads its last chunk: wasted products), as many as take at most 10% of the
+    available memory (at least 512 MB) as permutation indices and byte masks."""
+    from ._guards import available_memory
+    from .engines.lowrank import _CHUNK
+
+    free = available_memory()
+    budget = max(0.1 * (free if free is not None else 4e9), 512e6)
+    chunks = max(1, int(budget // (17.0 * n * _CHUNK)))  # indices (2 copies) and mask
+    return int(min(chunks * _CHUNK, -(-n_resamples // _CHUNK) * _CHUNK))
 
 
 def _check_estimator(engine: str, est: KernelMeanEstimator) -> None:
@@ -129,7 +142,8 @@ class LowRankTwoSample(_TwoSample):
         need = (8.0 * n * (d + 2 * r + 8) + 8.0 * r * r * 3 + _CHUNK * n
                 + 8.0 * _CHUNK * (2 * _ROWS + r * (blocks + 1)))
         if isinstance(method, PermutationMethod):
-            need += 16.0 * method.n_resamples + 8.0 * n * (method.batch or 1)
+            need += 16.0 * method.n_resamples + 17.0 * n * (
+                method.batch or lowrank_batch(n, method.n_resamples))
         return (need, f"the {self.engine} engine's {r} features of {n} points take "
                       f"{format_bytes(need)}",
                 "Use fewer features (`n_features`) or test a random subsample.")
@@ -138,8 +152,8 @@ class LowRankTwoSample(_TwoSample):
         raise _no_gamma(self.engine)
 
     def plan(self, method: PermutationMethod) -> _resampling.PermutationPlan:
-        return _resampling.plan_two_sample(self.n_x, self.n_y, method.n_resamples,
-                                           method.batch)
+        batch = method.batch or lowrank_batch(self.n, method.n_resamples)
+        return _resampling.plan_two_sample(self.n_x, self.n_y, method.n_resamples, batch)
 
     def prepare(self, tuning: str) -> Prepared:
         from .engines.lowrank import FeaturePooled, feature_map, lowrank_mmd_values
