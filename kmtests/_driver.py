@@ -187,7 +187,8 @@ def run_test(problem: Problem, method: NullMethod, tuning: str,
         params=params, kernels=prepared.kernels, sizes=problem.sizes,
         tuning=prepared.prep.tuning, data_name=data_name, notes=tuple(notes),
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
-        engine=getattr(problem, "engine", "exact"))
+        engine=getattr(problem, "engine", "exact"),
+        engine_info=getattr(problem, "engine_info", ""))
     if isinstance(method, GammaMethod):
         pval, details = prepared.gamma(t_obs, method.moments)
         return problem.result_class(pvalue=pval, null_distribution=None, method=method,

@@ -36,11 +36,24 @@ def default_batch(n_total: int, n_resamples: int) -> int:
     return int(max(1, min(n_resamples, _BATCH_ENTRIES // max(n_total, 1))))
 
 
+def comb_at_most(n: int, k: int, cap: int) -> int | None:
+    """``C(n, k)`` if it is at most `cap`, else None, without computing a huge binomial
+    (``math.comb(10**6, 5 * 10**5)`` takes minutes): the partial products
+    ``C(n - k + i, i)`` are exact integers increasing in ``i``."""
+    k = min(k, n - k)
+    c = 1
+    for i in range(1, k + 1):
+        c = c * (n - k + i) // i
+        if c > cap:
+            return None
+    return c
+
+
 def plan_two_sample(n_x: int, n_y: int, n_resamples: int, batch: int | None) -> PermutationPlan:
     n_total = n_x + n_y
-    n_splits = math.comb(n_total, n_x)
-    exact = n_splits <= n_resamples
-    count = n_splits if exact else n_resamples
+    n_splits = comb_at_most(n_total, n_x, n_resamples)
+    exact = n_splits is not None
+    count = n_splits if n_splits is not None else n_resamples
     return PermutationPlan(exact, count, batch or default_batch(n_total, count))
 
 

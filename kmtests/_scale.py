@@ -15,6 +15,13 @@
     the linear statistic ``MMD^2_l``; memory ``O(N d + b^2)``, time
     ``O(N b d)``; a different statistic with lower power. Never chosen by
     ``"auto"``.
+``"nystrom"``, ``"rff"`` (both tests)
+    Low-rank approximate statistics (:mod:`kmtests.engines.lowrank`): the MMD
+    or HSIC of the kernel ``Phi Phi'`` of ``n_features`` Nyström or random
+    Fourier features, drawn once on the pooled sample (or each variable), so
+    the permutation p-value is exact for the approximate statistic; memory
+    ``O(N (d + r))``, time ``2 B N r`` (MMD) or ``2 B n r^2`` (HSIC) flops for
+    ``B`` permutations. Never chosen by ``"auto"``.
 ``"auto"``
     ``"exact"`` when the Gram matrix fits in a quarter of the available memory,
     otherwise ``"streamed"`` for a two-sample test with a uniform-weight
@@ -33,14 +40,15 @@ from ._validation import check_choice
 __all__ = ["ENGINES_INDEPENDENCE", "ENGINES_TWO_SAMPLE", "LINEAR_TIME", "LOW_RANK",
            "check_n_features", "choose_engine"]
 
-ENGINES_TWO_SAMPLE: tuple[str, ...] = ("exact", "streamed", "auto", "block", "linear")
-ENGINES_INDEPENDENCE: tuple[str, ...] = ("exact", "auto")
+ENGINES_TWO_SAMPLE: tuple[str, ...] = ("exact", "streamed", "auto", "block", "linear",
+                                       "nystrom", "rff")
+ENGINES_INDEPENDENCE: tuple[str, ...] = ("exact", "auto", "nystrom", "rff")
 
 #: the linear-time engines (their own statistics, asymptotic normal null)
 LINEAR_TIME: tuple[str, ...] = ("block", "linear")
 
 #: the engines with a number of features
-LOW_RANK: tuple[str, ...] = ()
+LOW_RANK: tuple[str, ...] = ("nystrom", "rff")
 
 #: "auto" keeps the in-memory engine while its Gram matrix takes at most this share of
 #: the available memory
@@ -72,7 +80,15 @@ def choose_engine(engine: Any, kind: str, n: int, uniform: bool) -> tuple[str, s
 
 
 def check_n_features(engine: str, n_features: Any) -> int | None:
-    """`n_features` validated: a positive int for a low-rank engine, None otherwise."""
+    """`n_features` validated: a positive int for a low-rank engine, None otherwise.
+
+    Examples
+    --------
+    >>> check_n_features("rff", 100)
+    100
+    >>> print(check_n_features("nystrom", None))
+    None
+    """
     from ._validation import check_positive_int
 
     if engine in LOW_RANK:

@@ -320,13 +320,23 @@ def independence_test(
         ``"auto"``, aggregated with exact level) of ``statistic="regularized"``;
         as in :func:`kmtests.two_sample_test`, with the same lambda for both
         variables.
-    engine : str
+    engine : {"exact", "auto", "nystrom", "rff"}
         How the statistics are computed (:doc:`/user_guide/scale`);
         ``"exact"`` (default) holds both Gram matrices in memory; ``"auto"``
         is ``"exact"`` while they take at most a quarter of the available
-        memory. The report says which engine ran.
+        memory. ``"nystrom"`` and ``"rff"`` test the HSIC of low-rank
+        approximations of both kernels (Nyström landmarks drawn from each
+        variable, any kernel; random Fourier features of the Gaussian, ARD
+        and Laplacian kernels), drawn once from `rng` on each variable: the
+        permutation p-value is exact for this approximate statistic; memory
+        ``O(n (p + q + r))``, ``2 n r^2`` flops per permutation; the KME and
+        the uniform-weight estimators; never chosen by ``"auto"``. The
+        report says which engine ran (and for a low-rank engine, the
+        features and that the statistic is approximate).
     n_features : int, optional
-        The number of features of a low-rank engine.
+        The number of features ``r`` per variable of ``engine="nystrom"``
+        (landmarks, clipped to n) or ``"rff"``; default 200. An error with the
+        other engines.
 
     Returns
     -------
@@ -400,17 +410,23 @@ def independence_test(
             resolve_estimator(estimator), meth, filter, lam, name)
     problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
                                statistic)
-    problem = _with_engine(problem, engine, n_features)
+    problem = _with_engine(problem, engine, n_features, rng=getattr(meth, "rng", None))
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, IndependenceResult)
     return res
 
 
-def _with_engine(problem: _Independence, engine: Any, n_features: Any) -> _Independence:
-    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
-    from ._scale import choose_engine, check_n_features
+def _with_engine(problem: _Independence, engine: Any, n_features: Any,
+                 rng: Any = None) -> _Independence:
+    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale);
+    `rng` is the test's (the low-rank engines draw their features from a child of it)."""
+    from ._scale import LOW_RANK, check_n_features, choose_engine
 
     name, why = choose_engine(engine, "independence", problem.n,
                               isinstance(problem.estimator.rule(), Uniform))
-    check_n_features(name, n_features)
+    r = check_n_features(name, n_features)
+    if name in LOW_RANK:
+        from ._lowrank import lowrank_independence
+
+        return lowrank_independence(problem, name, r, rng, why)
     return problem

@@ -92,6 +92,9 @@ class KernelTestResult:
         approximate one (``"nystrom"``, ``"rff"``, ``"block"``, ``"linear"``,
         whose statistic is a different, approximate one; see
         :doc:`/user_guide/scale`).
+    engine_info : str
+        For the low-rank engines: the number of features and the rank used,
+        e.g. ``"200 features, rank 200, approximate statistic"`` (empty otherwise).
     kernel_notes : dict of str
         How a kernel was transformed by the estimator (marginalized
         estimators), by role.
@@ -138,6 +141,7 @@ class KernelTestResult:
     notes: tuple[str, ...] = ()
     kernel_notes: Mapping[str, str] = field(default_factory=dict)
     engine: str = "exact"
+    engine_info: str = ""
 
     title: ClassVar[str] = "Kernel test"
     alternative_text: ClassVar[str] = ""
@@ -195,6 +199,8 @@ class KernelTestResult:
     def method_line(self) -> str:
         """The test, estimator and null method, as the first line of ``print(result)``."""
         engine = "" if self.engine == "exact" else f" ({self.engine} engine)"
+        if self.engine_info:
+            engine = f" ({self.engine} engine: {self.engine_info})"
         return (f"{self.title}{engine}, {self.estimator.label} estimator, "
                 f"{self.method.describe(self)}")
 
@@ -259,7 +265,10 @@ class KernelTestResult:
         general: list[tuple[str, Any]] = [("Estimator", self.estimator.name)]
         if self.estimator.name != "kme":
             general.append(("Tuning", self.tuning))
-        if self.engine != "exact":
+        if self.engine_info:
+            general.append(("Engine", Annotated(self.engine, f"({self.engine_info})",
+                                                "(approx.)")))
+        elif self.engine != "exact":
             general.append(("Engine", self.engine))
         sizes = list(self.sizes.items())
         if len(sizes) != 2:
@@ -426,6 +435,7 @@ class KernelTestResult:
             "data_name": self.data_name,
             "details": self.details,
             "engine": self.engine,
+            **({"engine_info": self.engine_info} if self.engine_info else {}),
             "notes": list(self.notes),
         }
         ci = self.method.conf_int(self, 0.05)

@@ -303,7 +303,7 @@ def two_sample_test(
     split_size : int, optional
         The number of held-out pairs for ``covariance="split"`` (default 20%
         of the smaller sample).
-    engine : {"exact", "streamed", "auto", "block", "linear"}
+    engine : {"exact", "streamed", "auto", "block", "linear", "nystrom", "rff"}
         How the statistics are computed (:doc:`/user_guide/scale`):
         ``"exact"`` (default) holds the pooled Gram matrix in memory;
         ``"streamed"`` gives the same statistics and p-value for the
@@ -318,9 +318,18 @@ def two_sample_test(
         with an asymptotic normal null (``method="normal"``) and lower power
         than the quadratic-time test: memory ``O(N d + b^2)``, time
         ``O(N b d)``; the KME only, samples of the same size, the data in
-        random order; never chosen by ``"auto"``.
+        random order; never chosen by ``"auto"``. ``"nystrom"`` and ``"rff"``
+        test the MMD of a low-rank approximation ``phi(x)'phi(y)`` of the
+        kernel (Nyström landmarks, any kernel; random Fourier features of the
+        Gaussian, ARD and Laplacian kernels), drawn once from `rng` on the
+        pooled sample: the permutation p-value is exact for this approximate
+        statistic; memory ``O(N (d + r))``, ``2 N r`` flops per permutation;
+        the KME and the uniform-weight estimators; never chosen by
+        ``"auto"``.
     n_features : int, optional
-        The number of features of a low-rank engine.
+        The number of features ``r`` of ``engine="nystrom"`` (landmarks,
+        clipped to the number of points, with a note) or ``"rff"``
+        (frequencies); default 200. An error with the other engines.
     block_size : int, optional
         The block size ``b`` of ``engine="block"`` (default
         ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``).
@@ -413,20 +422,22 @@ def two_sample_test(
                                       resolve_estimator(estimator), meth, filter, lam,
                                       covariance, split_size, name)
     problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    problem = _with_engine(problem, engine, n_features, block_size)
+    problem = _with_engine(problem, engine, n_features, block_size,
+                           rng=getattr(meth, "rng", None))
     res = run_test(problem, meth, tuning_, name)
     assert isinstance(res, TwoSampleResult)
     return res
 
 
 def _with_engine(problem: _TwoSample, engine: Any, n_features: Any,
-                 block_size: Any = None) -> _TwoSample:
-    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale)."""
-    from ._scale import LINEAR_TIME, check_n_features, choose_engine
+                 block_size: Any = None, rng: Any = None) -> _TwoSample:
+    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale);
+    `rng` is the test's (the low-rank engines draw their features from a child of it)."""
+    from ._scale import LINEAR_TIME, LOW_RANK, check_n_features, choose_engine
 
     name, why = choose_engine(engine, "two_sample", problem.n,
                               isinstance(problem.estimator.rule(), Uniform))
-    check_n_features(name, n_features)
+    r = check_n_features(name, n_features)
     if block_size is not None and name != "block":
         raise ValueError(f"`block_size` applies to engine='block'; got engine={name!r}.")
     if name == "exact":
@@ -438,6 +449,10 @@ def _with_engine(problem: _TwoSample, engine: Any, n_features: Any,
         from ._linear_time import linear_time_problem
 
         return linear_time_problem(problem, name, block_size, why)
+    if name in LOW_RANK:
+        from ._lowrank import lowrank_two_sample
+
+        return lowrank_two_sample(problem, name, r, rng, why)
     from ._streamed import StreamedTwoSample
 
     return StreamedTwoSample(problem.kernel, problem.estimator, problem.unbiased, problem.z,

@@ -264,7 +264,7 @@ def test_unknown_engine_lists_the_linear_time_ones():
     x, y = _data(20)
     with pytest.raises(ValueError, match="'block'.*'linear'"):
         two_sample_test(x, y, engine="bogus")
-    with pytest.raises(ValueError, match="`engine` must be one of 'auto', 'exact'; got"):
+    with pytest.raises(ValueError, match="`engine` must be one of 'auto', 'exact', 'nystrom', 'rff'; got"):
         kmtests.independence_test(x, y, engine="block")
 
 

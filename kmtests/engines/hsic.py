@@ -133,16 +133,23 @@ def hsic_values(pg: PairedGrams, perms: np.ndarray, rule: Rule, unbiased: bool,
     if isinstance(rule, General):
         return _hsic_general(pg, perms, rule, n_jobs, unbiased)
     S, D = pair_sums(pg, perms)
+    return hsic_uniform(S, D, n, float(pg.dK.sum()), float(pg.dL.sum()), pg.scale, rule,
+                        unbiased)
+
+
+def hsic_uniform(S: np.ndarray, D: np.ndarray, n: int, trK: float, trL: float, scale: float,
+                 rule: Uniform, unbiased: bool) -> Values:
+    """HSIC of a uniform rule from the sums ``S_p``, ``D_p`` (see the module docs);
+    `trK`, `trL` the traces of the centred Gram matrices, `scale` ``max|Kc| max|Lc|``."""
     rho = S / n**2
     if rule.fixed is not None:
         c = np.full(S.shape, float(rule.fixed))
     else:
         c = rule(rho, D / n - rho, n)
     if unbiased:
-        trK, trL = float(pg.dK.sum()), float(pg.dL.sum())
         stat = (S - D * (n / (n - 2)) + trK * trL / ((n - 1) * (n - 2))) / (n * (n - 3))
-        return Values(c * c * stat, c * c * 2.0 * pg.scale)
-    return Values(c * c * rho, c * c * pg.scale)
+        return Values(c * c * stat, c * c * 2.0 * scale)
+    return Values(c * c * rho, c * c * scale)
 
 
 def _hsic_general(pg: PairedGrams, perms: np.ndarray, rule: General, n_jobs: int | None,

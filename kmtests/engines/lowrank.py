@@ -1,0 +1,373 @@
+r"""Low-rank statistics: the MMD and HSIC of an approximate kernel ``Phi Phi'``.
+
+A feature map ``Phi`` (``N x r``) is computed once, from the test's random
+generator, on the *pooled* sample (two-sample test) or on each variable
+(independence test) — never from the labels or the pairing — so permuting
+them leaves it unchanged and the permutation test of the approximate
+statistic is exact. Two maps:
+
+* **Nyström** (:func:`nystrom_features`): ``m`` landmarks drawn without
+  replacement, ``Phi = K_nm U diag(s^-1/2)`` from the eigendecomposition
+  ``K_mm = U diag(s) U'``, eigenvalues below ``_RTOL`` times the largest
+  dropped (the rank used is reported); any kernel. With every point as a
+  landmark, ``Phi Phi' = K`` up to the dropped eigenvalues.
+* **Random Fourier features** (:func:`rff_features`):
+  ``Phi = sqrt(2/r) cos(X W + b)`` with ``b ~ U[0, 2 pi)`` and the columns of
+  ``W`` drawn from the kernel's spectral density at its fitted bandwidth:
+  normal for the Gaussian (and ARD Gaussian) kernel, multivariate Cauchy for
+  the Laplacian kernel ``exp(-||x - y||/bandwidth)``.
+
+``Phi`` is centred over its points (``Phi_c = H Phi``, so ``Phi_c Phi_c' =
+H Phi Phi' H``, the centred Gram matrix the exact engines use); the mean
+row ``m`` gives the offsets ``r_i = phi_c,i' m + |m|^2`` and ``g = |m|^2`` of
+the uncentred approximate kernel, which the shrinkage estimators need.
+
+Statistics, for a batch of splits with 0/1 membership rows ``A`` (``B x N``):
+``S = A Phi_c`` (BLAS products over row blocks of the features, each read
+once per chunk of 64 splits; ``2 B N r`` flops) gives the within-sample
+sums ``s = a'Kc a = ||S_b||^2`` of the in-memory engine
+(:mod:`kmtests.engines.mmd`), whose formulas then give ``MMD^2_b``,
+``MMD^2_u`` (the diagonal terms ``||phi_c,i||^2`` removed within each sample)
+and the uniform-weight estimators. For HSIC and a permutation ``p`` of the
+pairing, ``S_p = ||Phi_x' Phi_y[p]||_F^2`` (``2 n r_x r_y`` flops) and
+``D_p = sum_i ||phi_x,i||^2 ||phi_y,p_i||^2`` are the two sums of
+:mod:`kmtests.engines.hsic`. Both are computed in fixed-shape chunks whose
+boundaries depend on ``N`` only, so a statistic's bits do not depend on the
+batch of permutations it came in. The products run on single-threaded BLAS,
+spread over `n_jobs` threads (row blocks for the MMD, permutations for
+HSIC): the values do not depend on `n_jobs` either.
+
+Examples
+--------
+>>> import numpy as np
+>>> from kmtests.kernels import Gaussian
+>>> z = np.random.default_rng(0).normal(size=(50, 2))
+>>> f = nystrom_features(Gaussian(1.0), z, 50, np.random.default_rng(1))
+>>> K = Gaussian(1.0).gram(z)
+>>> Kc = K - K.mean(0) - K.mean(1)[:, None] + K.mean()
+>>> bool(np.allclose(f.phi @ f.phi.T, Kc, atol=1e-8))
+True
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..estimators._rules import Rule, Uniform
+from ._values import Values
+from .mmd import mmd_uniform, split_sums
+
+__all__ = ["Features", "FeaturePooled", "RFF_KERNELS", "check_rff_kernel", "feature_map",
+           "lowrank_hsic_values", "lowrank_mmd_values", "nystrom_features", "oriented",
+           "rff_features"]
+
+#: eigenvalues of K_mm below this share of the largest are dropped (Nystrom)
+_RTOL = 1e-12
+#: rows per chunk of the feature computations and of the HSIC products
+_ROWS = 8192
+#: splits per chunk of the MMD products (fixed: the call shapes must not depend on `batch`)
+_CHUNK = 64
+#: the kernels with random Fourier features here
+RFF_KERNELS: tuple[str, ...] = ("gaussian", "ard", "laplacian")
+
+
+@dataclass(frozen=True, eq=False)
+class Features:
+    """A feature map on a set of points, centred over them.
+
+    Attributes
+    ----------
+    phi : ndarray, shape (N, rank)
+        The centred features ``H Phi``.
+    mean : ndarray, shape (rank,)
+        The mean feature vector that was removed.
+    method : str
+        ``"nystrom"`` or ``"rff"``.
+    n_features : int
+        The number of features drawn (landmarks or frequencies).
+    rank : int
+        The number of columns kept (Nyström: the eigenvalues above the tolerance).
+    """
+
+    phi: np.ndarray
+    mean: np.ndarray
+    method: str
+    n_features: int
+    rank: int
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def centred(cls, phi: np.ndarray, method: str, n_features: int) -> "Features":
+        """From uncentred features (centred in place)."""
+        mean = phi.mean(axis=0)
+        phi -= mean
+        return cls(phi, mean, method, n_features, phi.shape[1])
+
+    @property
+    def n(self) -> int:
+        return self.phi.shape[0]
+
+    @property
+    def sqnorms(self) -> np.ndarray:
+        """``||phi_c,i||^2``: the diagonal of the centred approximate Gram matrix."""
+        if "sq" not in self._cache:
+            self._cache["sq"] = np.einsum("ij,ij->i", self.phi, self.phi)
+        out: np.ndarray = self._cache["sq"]
+        return out
+
+    @property
+    def kc_max(self) -> float:
+        """``max |Kc|`` of the centred Gram matrix: its largest diagonal entry (PSD)."""
+        return float(self.sqnorms.max()) if self.n else 0.0
+
+    def gram_c(self) -> np.ndarray:
+        """The centred approximate Gram matrix ``Phi_c Phi_c'`` (N x N; for checks)."""
+        return self.phi @ self.phi.T
+
+    def gram(self) -> np.ndarray:
+        """The approximate Gram matrix ``Phi Phi'`` (N x N; for checks)."""
+        full = self.phi + self.mean
+        return full @ full.T
+
+
+def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
+                     rng: np.random.Generator) -> Features:
+    """Nyström features of `z` with `n_features` landmarks drawn from `z` by `rng`.
+
+    `kernel` must be fitted (its bandwidth resolved). Eigenvalues of the
+    landmarks' Gram matrix below ``_RTOL`` times the largest are dropped:
+    ``Features.rank`` may be smaller than `n_features`.
+    """
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    n = z.shape[0]
+    m = min(int(n_features), n)
+    idx = np.sort(rng.choice(n, size=m, replace=False))
+    zl = z[idx]
+    Kmm = np.asarray(kernel.gram(zl), dtype=np.float64)
+    Kmm = 0.5 * (Kmm + Kmm.T)
+    if not np.all(np.isfinite(Kmm)):
+        raise ValueError(f"{kernel.phrase()} has non-finite values on the landmarks.")
+    s, U = np.linalg.eigh(Kmm)
+    top = float(s[-1]) if s.size else 0.0
+    if not top > 0.0:
+        raise ValueError(f"the Nyström landmarks' Gram matrix of {kernel.phrase()} has no "
+                         "positive eigenvalue; the approximate kernel would be 0.")
+    keep = s > _RTOL * top
+    T = U[:, keep] / np.sqrt(s[keep])
+    phi = np.empty((n, T.shape[1]))
+    for a in range(0, n, _ROWS):
+        b = min(a + _ROWS, n)
+        np.matmul(np.asarray(kernel.gram(z[a:b], zl), dtype=np.float64), T, out=phi[a:b])
+    # the landmarks' rows from K_mm itself: a cross Gram matrix may put a rounding
+    # distance (sqrt(eps) for the Laplacian) between a point and itself
+    phi[idx] = Kmm @ T
+    if not np.all(np.isfinite(phi)):
+        raise ValueError(f"{kernel.phrase()} has non-finite values between the points and "
+                         "the Nyström landmarks.")
+    return Features.centred(phi, "nystrom", m)
+
+
+def check_rff_kernel(kernel: Any) -> None:
+    """Raise unless `kernel` has random Fourier features here (:data:`RFF_KERNELS`)."""
+    name = getattr(kernel, "name", type(kernel).__name__)
+    if name not in RFF_KERNELS:
+        raise ValueError(
+            f"engine='rff' draws random Fourier features of the Gaussian, ARD Gaussian and "
+            f"Laplacian kernels (kernel='gaussian', 'ard' or 'laplacian'); the {name} kernel "
+            "has none here. Use engine='nystrom', which approximates any kernel.")
+
+
+def rff_features(kernel: Any, z: np.ndarray, n_features: int,
+                 rng: np.random.Generator) -> Features:
+    """Random Fourier features ``sqrt(2/r) cos(z W + b)`` of a fitted Gaussian, ARD
+    Gaussian or Laplacian kernel (see the module docs)."""
+    check_rff_kernel(kernel)
+    z = np.asarray(z, dtype=np.float64)
+    n, d = z.shape
+    r = int(n_features)
+    bw = kernel.bandwidth_values(d)
+    W = rng.standard_normal((d, r))
+    if kernel.name == "laplacian":  # multivariate Cauchy: a normal over |N(0, 1)|
+        W /= np.abs(rng.standard_normal(r))[None, :]
+    W /= bw[:, None]
+    b = rng.uniform(0.0, 2.0 * np.pi, size=r)
+    centre = z.mean(axis=0)  # translation invariance: keep the phases' digits
+    phi = np.empty((n, r))
+    c = np.sqrt(2.0 / r)
+    for a in range(0, n, _ROWS):
+        e = min(a + _ROWS, n)
+        blk = phi[a:e]
+        np.matmul(z[a:e] - centre, W, out=blk)
+        blk += b
+        np.cos(blk, out=blk)
+        blk *= c
+    return Features.centred(phi, "rff", r)
+
+
+def feature_map(method: str, kernel: Any, z: np.ndarray, n_features: int,
+                rng: np.random.Generator) -> Features:
+    """The ``"nystrom"`` or ``"rff"`` features of `z` (see the module docs)."""
+    if method == "nystrom":
+        return nystrom_features(kernel, z, n_features, rng)
+    if method == "rff":
+        return rff_features(kernel, z, n_features, rng)
+    raise ValueError(f"unknown low-rank method {method!r}; expected 'nystrom' or 'rff'.")
+
+
+@dataclass(frozen=True, eq=False)
+class FeaturePooled:
+    """The pooled sample's features, in the part of :class:`kmtests.engines.mmd.PooledGram`
+    that the uniform-weight statistics use (``r``, ``g``, ``kc_max``, ``r_max``,
+    ``diag_c``, ``within_sums``)."""
+
+    f: Features
+
+    @property
+    def n(self) -> int:
+        return self.f.n
+
+    @property
+    def g(self) -> float:
+        return float(self.f.mean @ self.f.mean)
+
+    @property
+    def r(self) -> np.ndarray:
+        if "r" not in self.f._cache:
+            self.f._cache["r"] = self.f.phi @ self.f.mean + self.g
+        out: np.ndarray = self.f._cache["r"]
+        return out
+
+    @property
+    def r_max(self) -> float:
+        return float(np.max(np.abs(self.r))) if self.n else 0.0
+
+    @property
+    def kc_max(self) -> float:
+        return self.f.kc_max
+
+    @property
+    def diag_c(self) -> np.ndarray:
+        return self.f.sqnorms
+
+    def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
+                    ) -> np.ndarray:
+        """``a'Kc a = ||a'Phi_c||^2`` for every split (x = the first `n_x` entries)."""
+        return _within_sums(self.f.phi, perms, n_x, n_jobs)
+
+
+def _map(fn: Callable[[int], Any], items: list[int], n_jobs: int | None) -> list[Any]:
+    """``[fn(i) for i in items]`` over `n_jobs` threads, each with one BLAS thread.
+
+    Every item is computed by the same single-threaded calls whatever the number
+    of threads, so the values do not depend on `n_jobs` (multithreaded BLAS may
+    split a product differently).
+    """
+    from ._loop import single_blas_thread
+    from ._threads import resolve_n_jobs
+
+    n_threads = max(1, min(resolve_n_jobs(n_jobs) or os.cpu_count() or 1, len(items)))
+    with single_blas_thread():
+        if n_threads == 1:
+            return [fn(i) for i in items]
+        with ThreadPoolExecutor(max_workers=n_threads) as ex:
+            return list(ex.map(fn, items))
+
+
+def _within_sums(phi: np.ndarray, perms: np.ndarray, n_x: int,
+                 n_jobs: int | None = None) -> np.ndarray:
+    """``||a'Phi||^2`` of every split, in fixed-shape chunks of ``_CHUNK`` splits.
+
+    A chunk's memberships are a 0/1 byte mask (``_CHUNK x N``); the product
+    ``A Phi`` is summed over row blocks of ``_ROWS`` points (each block's rows
+    of the mask converted to float64, one ``_CHUNK x _ROWS x r`` BLAS product,
+    the blocks spread over the threads), then the partial sums are added in
+    block order: the features are read once per chunk of splits, and a split's
+    bits depend on ``N`` only.
+    """
+    n, r = phi.shape
+    starts = list(range(0, n, _ROWS))
+    out = np.empty(perms.shape[0])
+    mask = np.empty((_CHUNK, n), dtype=np.uint8)
+    for start in range(0, perms.shape[0], _CHUNK):
+        stop = min(start + _CHUNK, perms.shape[0])
+        mask.fill(0)
+        mask[np.arange(stop - start)[:, None], perms[start:stop, :n_x]] = 1
+
+        def block(a: int) -> np.ndarray:
+            b = min(a + _ROWS, n)
+            part: np.ndarray = mask[:, a:b].astype(np.float64) @ phi[a:b]
+            return part
+
+        parts = _map(block, starts, n_jobs)
+        S = parts[0]
+        for part in parts[1:]:
+            S += part
+        out[start:stop] = np.einsum("ij,ij->i", S, S)[: stop - start]
+    return out
+
+
+def lowrank_mmd_values(fp: FeaturePooled, perms: np.ndarray, n_x: int, rule: Rule,
+                       unbiased: bool, n_jobs: int | None = None) -> Values:
+    """MMD^2 (V- or U-form) of every split in `perms` on the approximate kernel.
+
+    The formulas of :func:`kmtests.engines.mmd.mmd_uniform`, from the
+    features' within-sample sums; uniform-weight rules only.
+    """
+    if not isinstance(rule, Uniform):
+        raise ValueError("the low-rank engines run the estimators with uniform weights "
+                         "(kme, skmse, bkmse, ...); use engine='exact'.")
+    return mmd_uniform(fp, split_sums(fp, perms, n_x, n_jobs), n_x, rule, unbiased)
+
+
+def _key(f: Features) -> tuple[float, float, float]:
+    """:func:`kmtests.engines.hsic._key` of ``Phi_c Phi_c'`` from the features:
+    ``(||Kc||_F^2, tr Kc, max Kc)`` with ``max Kc`` on the diagonal (PSD)."""
+    G = f.phi.T @ f.phi
+    return (float(np.einsum("ij,ij->", G, G)), float(f.sqnorms.sum()), f.kc_max)
+
+
+def oriented(fx: Features, fy: Features) -> tuple[Features, Features]:
+    """The pair in the canonical order of :meth:`kmtests.engines.hsic.PairedGrams.oriented`
+    (the second one is permuted), so a test does not depend on argument order."""
+    return (fy, fx) if _key(fy) < _key(fx) else (fx, fy)
+
+
+def _pair_sums(fx: Features, fy: Features, perms: np.ndarray,
+               n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(S_p, D_p)`` of every permutation `p` of the rows of `fy` (one thread each)."""
+    n = fx.n
+    px, py = fx.phi, fy.phi
+
+    def one(k: int) -> float:
+        p = perms[k]
+        C = np.zeros((px.shape[1], py.shape[1]))
+        for a in range(0, n, _ROWS):
+            b = min(a + _ROWS, n)
+            C += px[a:b].T @ py[p[a:b]]
+        return float(np.einsum("ij,ij->", C, C))
+
+    S = np.array(_map(one, list(range(perms.shape[0])), n_jobs), dtype=np.float64)
+    D = (fy.sqnorms[perms] * fx.sqnorms).sum(axis=1)  # row-wise: same bits for any batch
+    return S, D
+
+
+def lowrank_hsic_values(fx: Features, fy: Features, perms: np.ndarray, rule: Rule,
+                        unbiased: bool, n_jobs: int | None = None) -> Values:
+    """HSIC (V- or U-form) of every permutation of the rows of `fy` against `fx`.
+
+    The normalisation of :func:`kmtests.engines.hsic.hsic_values` on the
+    centred approximate Gram matrices; uniform-weight rules only.
+    """
+    from .hsic import hsic_uniform
+
+    if not isinstance(rule, Uniform):
+        raise ValueError("the low-rank engines run the estimators with uniform weights "
+                         "(kme, skmse, bkmse, ...); use engine='exact'.")
+    S, D = _pair_sums(fx, fy, perms, n_jobs)
+    return hsic_uniform(S, D, fx.n, float(fx.sqnorms.sum()), float(fy.sqnorms.sum()),
+                        fx.kc_max * fy.kc_max, rule, unbiased)
