@@ -48,6 +48,21 @@ def feature_rng(rng: Any) -> np.random.Generator:
     return check_rng(rng).spawn(1)[0]
 
 
+def _variable_rngs(gen: np.random.Generator, x: Any, y: Any
+                   ) -> tuple[np.random.Generator, np.random.Generator]:
+    """One generator per variable, assigned by the content of the data (not by the
+    argument position), so ``independence_test(y, x)`` draws each variable's features
+    as ``independence_test(x, y)`` does and the test does not depend on argument order."""
+    import hashlib
+
+    def key(a: Any) -> bytes:
+        arr = np.ascontiguousarray(a, dtype=np.float64)
+        return hashlib.sha256(repr(arr.shape).encode() + arr.tobytes()).digest()
+
+    first, second = gen.spawn(2)
+    return (first, second) if key(x) <= key(y) else (second, first)
+
+
 def lowrank_batch(n: int, n_resamples: int) -> int:
     """Splits per batch of the MMD: whole chunks of the engine's products (a smaller
     batch pads its last chunk: wasted products), as many as take at most 10% of the
@@ -216,10 +231,10 @@ class LowRankIndependence(_Independence):
 
         est = self.estimator
         _tuning_check(self.engine, est, tuning)
-        gen = feature_rng(self.rng)
+        gens = _variable_rngs(feature_rng(self.rng), self.x.data, self.y.data)
         kernels: dict[str, Kernel] = {}
         feats = []
-        for v, role in ((self.x, "x"), (self.y, "y")):
+        for v, role, gen in ((self.x, "x", gens[0]), (self.y, "y", gens[1])):
             assert v.data is not None
             kern = v.kernel.fitted_to(v.data, name=role)
             if est.transform_kernel(kern, v.data) is not None:
