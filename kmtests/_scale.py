@@ -76,7 +76,10 @@ def choose_engine(engine: Any, kind: str, n: int, uniform: bool) -> tuple[str, s
     raise MemoryError(
         f"engine='auto': the {n} x {n} Gram matrix ({format_bytes(need)}) does not fit in a "
         f"quarter of the available memory ({format_bytes(free)}), and no exact engine "
-        "without it applies here. Test a random subsample, or use an approximate engine.")
+        "without it applies here. Test a random subsample, or use an approximate engine: "
+        + ("engine='nystrom' or 'rff' (n_features=...), or the linear-time "
+           "engine='block' or 'linear' (KME only)" if kind == "two_sample" else
+           "engine='nystrom' or 'rff' (n_features=...)") + ".")
 
 
 def check_n_features(engine: str, n_features: Any) -> int | None:

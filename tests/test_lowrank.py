@@ -223,7 +223,7 @@ def test_auto_never_chooses_a_low_rank_engine(monkeypatch):
     from kmtests import _scale
 
     monkeypatch.setattr(_scale, "available_memory", lambda: 1.0)
-    with pytest.raises(MemoryError, match="approximate engine"):
+    with pytest.raises(MemoryError, match="approximate engine: engine=.nystrom. or .rff."):
         _scale.choose_engine("auto", "independence", 1000, True)
     assert _scale.choose_engine("auto", "two_sample", 1000, True)[0] == "streamed"
 
