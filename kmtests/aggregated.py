@@ -299,13 +299,21 @@ class _AggregatedFields:
 _NUMBERS = ("statistic", "pvalue", "weight", "threshold", "rejects", "normalizer")
 
 
+@dataclass(frozen=True, repr=False, eq=False)
 class _AggregatedReport:
-    """Reports of aggregated results: the members table."""
+    """What aggregated results add to a test result (first base, so its report methods
+    come first): the members, the combination and its threshold, the members table."""
 
-    combination: str
-    members: tuple[dict[str, Any], ...]
-    alpha: float
-    threshold: float | None
+    members: tuple[dict[str, Any], ...] = ()
+    combination: str = "mmdagg"
+    alpha: float = 0.05
+    threshold: float | None = None
+
+    def _settings_lines(self) -> list[tuple[Any, ...]]:
+        return _settings_lines(self)
+
+    def summary(self, alpha: float = 0.05) -> Any:
+        return _summary_with_members(self, alpha)
 
     def members_frame(self) -> Any:
         """The members as a pandas DataFrame: what distinguishes each member (bandwidth(s),
@@ -424,39 +432,17 @@ def _summary_with_members(res: Any, alpha: float) -> Any:
 
 
 @dataclass(frozen=True, repr=False, eq=False)
-class AggregatedTwoSampleResult(TwoSampleResult, _AggregatedReport):
+class AggregatedTwoSampleResult(_AggregatedReport, TwoSampleResult):
     """Result of :func:`aggregated_two_sample_test` (the members in ``members``)."""
-
-    members: tuple[dict[str, Any], ...] = ()
-    combination: str = "mmdagg"
-    alpha: float = 0.05
-    threshold: float | None = None
 
     title: ClassVar[str] = "Aggregated kernel two-sample test (MMD)"
 
-    def _settings_lines(self) -> list[tuple[Any, ...]]:
-        return _settings_lines(self)
-
-    def summary(self, alpha: float = 0.05) -> Any:
-        return _summary_with_members(self, alpha)
-
 
 @dataclass(frozen=True, repr=False, eq=False)
-class AggregatedIndependenceResult(IndependenceResult, _AggregatedReport):
+class AggregatedIndependenceResult(_AggregatedReport, IndependenceResult):
     """Result of :func:`aggregated_independence_test` (the members in ``members``)."""
 
-    members: tuple[dict[str, Any], ...] = ()
-    combination: str = "mmdagg"
-    alpha: float = 0.05
-    threshold: float | None = None
-
     title: ClassVar[str] = "Aggregated kernel independence test (HSIC)"
-
-    def _settings_lines(self) -> list[tuple[Any, ...]]:
-        return _settings_lines(self)
-
-    def summary(self, alpha: float = 0.05) -> Any:
-        return _summary_with_members(self, alpha)
 
 
 # -- the shared null computation -----------------------------------------------------------------
