@@ -214,7 +214,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, Any], list[Row]]:
     scen = settings.get("scenario", {})
     labels = settings.get("estimators", {})
     rows: list[Row] = []
-    seen: dict[Any, int] = {}
+    seen: dict[tuple[int, float, int, str], int] = {}
     for i, line in enumerate(lines[3:], start=4):
         where = f"line {i} of checkpoint {path}"
         row = _decode_row(line, where)

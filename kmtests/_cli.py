@@ -15,9 +15,12 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported lazily, in the commands that read CSV files
+    import pandas as pd
 
 _EXTRA = "pip install 'kmtests[power]'"
 
@@ -127,7 +130,7 @@ def _sep_hint(path: str, sep: str, encoding: str) -> str:
     return f"; the file seems to be separated by '{shown}': use --sep '{shown}'"
 
 
-def _read_csv(path: str, sep: str = ",", encoding: str = "utf-8") -> Any:
+def _read_csv(path: str, sep: str = ",", encoding: str = "utf-8") -> pd.DataFrame:
     """The file as a DataFrame of strings, its header line as the column names.
 
     Every problem is a ValueError whose message starts with the file name:
@@ -193,7 +196,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _columns(df: Any, cols: Sequence[str] | None, path: str, option: str = "--columns",
+def _columns(df: pd.DataFrame, cols: Sequence[str] | None, path: str, option: str = "--columns",
              sep: str = ",", encoding: str = "utf-8") -> np.ndarray:
     """The named columns (default: all) of a file read by :func:`_read_csv`, as floats."""
     import pandas as pd

@@ -22,14 +22,14 @@ import inspect
 import math
 import os
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from ._checkpoint import CheckpointError, atomic_write_text, canonical, open_checkpoint
+from ._checkpoint import CheckpointError, Row, atomic_write_text, canonical, open_checkpoint
 from ._summary import Summary, settings_table
 from ._typing import SeedLike
 from ._validation import check_positive_int
@@ -115,7 +115,7 @@ def _resolve_tests(tests: Any, kind: str, test_kwargs: dict[str, Any]
 
 def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.random.SeedSequence,
               estimators: Sequence[Any], labels: Sequence[str], n_resamples: int,
-              test_kwargs: dict[str, Any]) -> list[tuple[Any, ...]]:
+              test_kwargs: dict[str, Any]) -> list[Row]:
     """One repetition: one data set, the given estimators (or tests), one permutation
     stream."""
     from . import independence_test, two_sample_test
@@ -123,7 +123,7 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
     data_seed, perm_seed = seed.spawn(2)
     x, y = scenario.sample(n, effect, np.random.default_rng(data_seed))
     test = two_sample_test if scenario.kind == "two_sample" else independence_test
-    rows = []
+    rows: list[Row] = []
     for est, label in zip(estimators, labels):
         # the same permutation stream for every estimator: common random numbers
         if isinstance(est, _Test):
@@ -237,7 +237,10 @@ def _require(module: str, feature: str) -> Any:
                           "pip install 'kmtests[power]'") from exc
 
 
-def _distinct(values: list[Any], name: str) -> list[Any]:
+_H = TypeVar("_H", bound=Hashable)
+
+
+def _distinct(values: list[_H], name: str) -> list[_H]:
     if not values:
         raise ValueError(f"`{name}` must contain at least one value.")
     if len(set(values)) != len(values):
@@ -672,7 +675,7 @@ def power_curve(
     joblib = _require("joblib", "`n_jobs`") if n_jobs is not None else None
     root, seed_given, seed_int = _root_seed(rng)
 
-    pvalues: dict[tuple[Any, ...], float] = {}
+    pvalues: dict[tuple[int, float, int, str], float] = {}
     ckpt = None
     if checkpoint is not None:
         settings = {
@@ -701,7 +704,7 @@ def power_curve(
         bar = None if tqdm is None else tqdm(total=len(tasks), desc=f"power {scen.name}",
                                              unit="rep")
 
-        def record(rows: list[tuple[Any, ...]]) -> None:
+        def record(rows: list[Row]) -> None:
             if ckpt is not None:
                 ckpt.append(rows)
             pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in rows)
