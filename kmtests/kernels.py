@@ -111,13 +111,37 @@ def _unit(x: np.ndarray, y: np.ndarray | None = None
     return xs, ys, s
 
 
+#: entries of the norms-minus-products form below this share of ``|x|^2 + |y|^2`` have
+#: lost more than ~16 bits to cancellation; they are recomputed from the differences
+CANCEL_RTOL = 2.0**-16
+
+
+def recompute_cancelled(D: np.ndarray, xs: np.ndarray, ys: np.ndarray, xx: np.ndarray,
+                        yy: np.ndarray) -> None:
+    """Recompute in place, as ``sum_k (x_k - y_k)^2``, the squared distances ``D`` (rows:
+    `xs`, columns: `ys`) that ``|x|^2 + |y|^2 - 2<x, y>`` computed with heavy cancellation.
+
+    Identical rows then give exactly 0, and close rows their distance to full relative
+    precision (the norms form leaves an absolute error of a few ``eps (|x|^2 + |y|^2)``,
+    whose square root, about ``1e-8`` of the data's spread, is what a Laplacian or distance
+    kernel would see). Entries above ``CANCEL_RTOL (|x|^2 + |y|^2)`` keep at least 36 bits
+    and are left as they are.
+    """
+    i, j = np.nonzero(D <= CANCEL_RTOL * (xx[:, None] + yy[None, :]))
+    if i.size:
+        diff = xs[i] - ys[j]
+        D[i, j] = np.einsum("ij,ij->i", diff, diff)
+
+
 def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
     """Squared distances of unit-scaled points: one N x M buffer, no N x M temporaries.
 
     Computed by row blocks of ``_ROWS`` (one BLAS product each). With
     ``ys=None`` only the upper block triangle is computed and each block is
     mirrored (half the flops; cache-friendly block transposes), so the result
-    is exactly symmetric with a zero diagonal.
+    is exactly symmetric with a zero diagonal. Entries that the norms form computes
+    with heavy cancellation (close or identical points) are recomputed from the
+    differences (:func:`recompute_cancelled`): identical points are at distance 0.
     """
     sym = ys is None
     yy_pts: np.ndarray = xs if ys is None else ys
@@ -136,6 +160,7 @@ def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
         rows += xx[start:stop, None]
         rows += yy[None, c0:]
         np.maximum(rows, 0.0, out=rows)
+        recompute_cancelled(rows, xs[start:stop], yy_pts[c0:], xx[start:stop], yy[c0:])
         if sym:
             diag = D[start:stop, start:stop]  # its upper triangle into its lower one
             low = np.tril_indices(stop - start, -1)

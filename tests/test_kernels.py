@@ -74,3 +74,32 @@ def test_callable_kernel_checks_output():
     nan = kernels.CallableKernel(func=lambda a, b: np.full((len(a), len(b)), np.nan))
     with pytest.raises(ValueError, match="NaN"):
         nan.gram(np.zeros((3, 1)))
+
+
+def test_identical_points_are_at_distance_exactly_zero():
+    """The norms-minus-products form left identical rows ~1e-8 apart (after the square
+    root) for about 1 in 7 data sets: the Laplacian and distance kernels then saw two
+    different points, and translation invariance failed (a flaky property test)."""
+    from kmtests.kernels import Distance, Laplacian, sq_distances
+
+    gen = np.random.default_rng(0)
+    for _ in range(200):
+        d = int(gen.integers(1, 4))
+        x = gen.normal(size=(5, d)) * 2.0 ** int(gen.integers(-3, 30))
+        x = np.vstack([x, x[:2]])
+        D = sq_distances(x)
+        assert D[0, 5] == 0.0 and D[1, 6] == 0.0
+        assert sq_distances(x[:2], x)[1, 6] == 0.0
+        L = Laplacian(bandwidth=float(np.std(x)) + 1.0).gram(x)
+        assert L[0, 5] == 1.0 and L[1, 6] == 1.0
+        Dk = Distance().gram(x)
+        assert Dk[0, 5] == pytest.approx(Dk[0, 0], rel=1e-14)
+
+
+def test_close_points_keep_their_relative_distance():
+    from kmtests.kernels import sq_distances
+
+    base = np.array([[1e6, -3e6, 2e6]])
+    for eps in (1e-3, 1e-6, 1e-8):
+        x = np.vstack([base, base + eps * np.array([[1.0, 2.0, -2.0]]), base + 10.0])
+        assert sq_distances(x)[0, 1] == pytest.approx(9 * eps * eps, rel=1e-6)

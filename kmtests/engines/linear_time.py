@@ -124,6 +124,12 @@ def _offdiag_sums_radial(src: Any, A: np.ndarray, B: np.ndarray | None) -> np.nd
     D += aa[:, :, None]
     D += bb[:, None, :]
     np.maximum(D, 0.0, out=D)
+    from ..kernels import CANCEL_RTOL
+
+    g, i, j = np.nonzero(D <= CANCEL_RTOL * (aa[:, :, None] + bb[:, None, :]))
+    if g.size:  # close points: from the differences (identical points at distance 0)
+        diff = A[g, i] - Bm[g, j]
+        D[g, i, j] = np.einsum("ij,ij->i", diff, diff)
     if sym:
         idx = np.arange(A.shape[1])
         D[:, idx, idx] = 0.0
