@@ -28,9 +28,11 @@ def compare_estimators(
 ) -> "pd.DataFrame":
     """Run one test with several estimators on the same data and permutations.
 
-    Every estimator gets a Generator seeded from the same seed, so all use the
-    *same* permutations (common random numbers): differences between their
-    p-values come from the estimators, not from Monte Carlo noise.
+    All estimators are computed in one pass over the *same* permutations
+    (common random numbers: differences between their p-values come from the
+    estimators, not from Monte Carlo noise), sharing the Gram matrix where they
+    share the kernel; the p-value of each is the one the test gives it alone
+    with the same `rng`.
 
     Parameters
     ----------
@@ -67,18 +69,25 @@ def compare_estimators(
     """
     import pandas as pd
 
-    from . import independence_test, two_sample_test
+    from . import _driver
+    from .independence import _plan as independence_plan
+    from .twosample import _plan as two_sample_plan
 
     kind = check_choice(test, "test", ("two_sample", "independence"))
-    fn: Any = two_sample_test if kind == "two_sample" else independence_test
+    plan: Any = two_sample_plan if kind == "two_sample" else independence_plan
     if isinstance(rng, np.random.Generator):
         seed: Any = np.random.SeedSequence(int(rng.integers(2**63)))
     else:
         seed = np.random.SeedSequence(rng) if not isinstance(rng, np.random.SeedSequence) else rng
+    ests = list(estimators)
+    if not ests:
+        raise ValueError("`estimators` must name at least one estimator.")
+    plans = [plan(x, y, estimator=est, tuning=tuning, n_resamples=n_resamples,
+                  rng=np.random.default_rng(seed), **test_kwargs) for est in ests]
+    problem, _, engine, method, tuning_ = plans[0]
+    results = _driver.run_each(problem, [p[1] for p in plans], engine, method, tuning_)
     rows = []
-    for est in estimators:
-        res = fn(x, y, estimator=est, tuning=tuning, n_resamples=n_resamples,
-                 rng=np.random.default_rng(seed), **test_kwargs)
+    for res in results:
         ci = res.method.conf_int(res, 0.05)
         lo, hi = (np.nan, np.nan) if ci is None else (float(ci[0]), float(ci[1]))
         rows.append({"estimator": res.estimator.name, "statistic_name": res.statistic_name,

@@ -1,196 +1,50 @@
-"""Kernel independence test (HSIC) with a pluggable kernel mean estimator."""
+"""Kernel independence test (HSIC) with a pluggable kernel mean estimator: the face.
+
+:func:`independence_test` maps its keywords to a problem (the paired
+variables), a statistic (``statistic=``: HSIC with an estimator, or the
+normalised cross-covariance), an engine and a null method, and runs them once
+(:func:`kmtests._driver.run`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from . import _resampling
-from ._driver import (Prepared, data_label, identity, prepare_rule, reportable, run_test,
-                      scaled_gram, statistic_name)
-from ._gamma import hsic_gamma
-from ._gram import CentredGram, check_symmetric
-from ._guards import format_bytes
+from . import _driver
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice
-from .engines import Values
-from .engines._threads import numba_threads
-from .engines.hsic import PairedGrams, hsic_general, hsic_values
+from ._validation import check_choice
+from .engines import Engine, Exact, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
-from .estimators._rules import General, Uniform
 from .kernels import Kernel, Precomputed, resolve_kernel
-from .null import GammaMethod, NullMethod, PermutationMethod, resolve_method
+from .null import NullMethod, resolve_method
+from .null.combine import MinP
+from .problems import IndependenceProblem, independence_problem
 from .results import IndependenceResult
+from .statistics import Statistic, resolve_statistic, statistic_name
+from .statistics.tuning import TUNINGS
 
 __all__ = ["hsic", "independence_test"]
 
-_STATISTICS = ("biased", "unbiased")
-_TUNINGS = ("permutation", "pooled")
-
-
-@dataclass(frozen=True)
-class _Variable:
-    kernel: Kernel
-    data: np.ndarray | None   # None when the Gram matrix was given
-    K: np.ndarray | None      # the precomputed Gram matrix
-
-
-def _orient(Kc: np.ndarray, Lc: np.ndarray) -> PairedGrams:
-    """The pair in a canonical order (:meth:`PairedGrams.oriented`)."""
-    return PairedGrams.oriented(Kc, Lc)
-
-
-def expected_cose_gram(Kc: np.ndarray, Lc: np.ndarray) -> np.ndarray:
-    """``E_pi[Kc o Lc[pi][:, pi]]`` over uniform permutations pi (marginals only).
-
-    For centred ``Lc`` the average of ``Lc_pi`` is ``tr(Lc)/(n-1) H``, so the
-    result is ``tr(Lc)/(n-1) Kc o H``.
-    """
-    n = Kc.shape[0]
-    t = float(np.trace(Lc))
-    G = Kc * (-t / (n * (n - 1)))
-    G[np.diag_indices(n)] = np.diag(Kc) * (t / n)
-    return G
-
-
-def symmetric_cose_gram(Kc: np.ndarray, Lc: np.ndarray) -> np.ndarray:
-    """The permutation-invariant Gram matrix of ``tuning="pooled"`` for HSIC.
-
-    The average of :func:`expected_cose_gram` over the two directions
-    (permuting y against x, and x against y): a function of the marginals,
-    symmetric in the two variables.
-    """
-    return 0.5 * (expected_cose_gram(Kc, Lc) + expected_cose_gram(Lc, Kc))
-
-
-@dataclass
-class _Independence:
-    """A validated independence test (a :class:`kmtests._driver.Problem`)."""
-
-    x: _Variable
-    y: _Variable
-    estimator: KernelMeanEstimator
-    unbiased: bool
-    n: int
-    kind: str = "perm"
-    n_x: int = 0
-    result_class: type[IndependenceResult] = IndependenceResult
-    sizes: dict[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.sizes = {"n": self.n}
-
-    def statistic_name(self) -> str:
-        return statistic_name("HSIC_u" if self.unbiased else "HSIC_b", self.estimator)
-
-    def memory(self, method: NullMethod, tuning: str) -> tuple[float, str, str]:
-        n = self.n
-        need = 2 * 8.0 * n * n + 8.0 * n * 2 * 256
-        if isinstance(method, PermutationMethod):
-            need += 16.0 * method.n_resamples + 8.0 * n * (method.batch or 1)
-        if not isinstance(self.estimator.rule(), Uniform):
-            import os
-
-            need += 2 * 8.0 * n * n * (os.cpu_count() or 1)  # per-thread cross Gram + weights
-        return (need, f"two {n} x {n} Gram matrices take {format_bytes(16.0 * n * n)}",
-                "Test a random subsample of the pairs, or use a machine with more memory.")
-
-    def check_gamma(self) -> None:
-        rule = self.estimator.rule()
-        if self.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
-            raise ValueError("method='gamma' approximates the null of HSIC_b with the KME; use "
-                             "statistic='biased', estimator='kme', or method='permutation'.")
-        if self.n < 6:
-            raise ValueError(f"method='gamma' needs at least 6 observations; got {self.n}.")
-
-    def plan(self, method: PermutationMethod) -> _resampling.PermutationPlan:
-        return _resampling.plan_independence(self.n, method.n_resamples, method.batch)
-
-    def _gram(self, v: _Variable, name: str) -> tuple[CentredGram, Kernel, str, dict[str, Any]]:
-        est = self.estimator
-        if v.data is None:
-            assert v.K is not None
-            return v.kernel.centred_gram(v.K, name=name), v.kernel, "", {}
-        kern = v.kernel.fitted_to(v.data, name=name)
-        tk = est.transform_kernel(kern, v.data)  # tuned on this variable alone: invariant
-        if tk is None:
-            return kern.centred_gram(v.data, name=name), kern, "", {}
-        c, infl, params = tk
-        return (scaled_gram(infl, v.data, c, name), kern,
-                f"marginalized: {c:.4g} x {infl.describe()}", params)
-
-    def prepare(self, tuning: str) -> Prepared:
-        est = self.estimator
-        cgx, kx, note_x, px = self._gram(self.x, "x")
-        cgy, ky, note_y, py = self._gram(self.y, "y")
-        pg = _orient(cgx.Kc, cgy.Kc)
-        prep = prepare_rule(est, tuning, lambda: symmetric_cose_gram(pg.Kc, pg.Lc),
-                            transformed=bool(note_x or note_y))
-        rule, unbiased = prep.rule, self.unbiased
-        params = {role: reportable(p) for role, p in (("x", px), ("y", py)) if p}
-        if prep.params:
-            params["pooled"] = reportable(prep.params)
-
-        def values(perms: np.ndarray, n_jobs: int | None) -> Values:
-            with numba_threads(n_jobs):
-                return hsic_values(pg, perms, rule, unbiased, n_jobs)
-
-        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
-            ident = identity(self.n)
-            if isinstance(rule, General):
-                vals, ps = hsic_general(pg, ident, rule, n_jobs, unbiased)
-                return vals, ({} if prep.tuning == "pooled" else {"observed": ps[0]})
-            vals = values(ident, n_jobs)
-            if rule.fixed is not None:
-                return vals, {}
-            return vals, {"observed": est.weights(pg.Kc * pg.Lc)[1]}
-
-        kernels = {"x": kx, "y": ky}
-        return Prepared(
-            values=values, observed=observed,
-            gamma=lambda t, moments: hsic_gamma(pg.Kc, pg.Lc, t, moments),
-            prep=prep, kernels=kernels, kernel_notes={"x": note_x, "y": note_y},
-            params=params,
-            what=(f"{self.statistic_name()} with {kx.phrase()} on x and {ky.phrase()} on y"))
-
-
-def _variable_iv(data: Any, kernel: Any, bandwidth: Any, name: str) -> _Variable:
-    kern = resolve_kernel(kernel, bandwidth, name=f"kernel_{name}",
-                          bandwidth_name=f"bandwidth_{name}")
-    if isinstance(kern, Precomputed):
-        K = as_sample(data, name, min_size=2)
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
-                             f"symmetric Gram matrix; got shape {K.shape}.")
-        K = check_symmetric(K, f"with kernel_{name}='precomputed', `{name}`")
-        return _Variable(kern, None, K)
-    return _Variable(kern, as_sample(data, name), None)
-
 
 def _independence_iv(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any,
-                     bandwidth_y: Any, estimator: Any, statistic: str) -> _Independence:
-    unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
+                     bandwidth_y: Any, estimator: Any, statistic: Any,
+                     options: dict[str, Any], data_name: str | None
+                     ) -> tuple[IndependenceProblem, Statistic]:
+    """Validate the data and build the statistic (nothing is computed)."""
+    kx = resolve_kernel(kernel_x, bandwidth_x, name="kernel_x", bandwidth_name="bandwidth_x")
+    ky = resolve_kernel(kernel_y, bandwidth_y, name="kernel_y", bandwidth_name="bandwidth_y")
     est = resolve_estimator(estimator)
     est.rule()  # raises for estimators that cannot run inside a test
-    vx = _variable_iv(x, kernel_x, bandwidth_x, "x")
-    vy = _variable_iv(y, kernel_y, bandwidth_y, "y")
-    nx = (vx.K if vx.data is None else vx.data).shape[0]  # type: ignore[union-attr]
-    ny = (vy.K if vy.data is None else vy.data).shape[0]  # type: ignore[union-attr]
-    if nx != ny:
-        raise ValueError("`x` and `y` must have the same number of observations (paired "
-                         f"data); got {nx} and {ny}.")
-    if unbiased and nx < 5:
-        raise ValueError(f"statistic='unbiased' needs at least 5 observations; got {nx}.")
-    for v, name in ((vx, "x"), (vy, "y")):
-        if v.data is None:
-            try:
-                est.transform_kernel(v.kernel, None)
-            except ValueError as exc:
-                raise ValueError(str(exc).replace("kernel='precomputed'",
-                                                  f"kernel_{name}='precomputed'")) from None
-    return _Independence(vx, vy, est, unbiased, nx)
+    if not isinstance(statistic, Statistic):
+        statistic = statistic_name(statistic, "independence", est, options)
+    problem = independence_problem(x, y, precomputed_x=isinstance(kx, Precomputed),
+                                   precomputed_y=isinstance(ky, Precomputed),
+                                   data_name=data_name)
+    return problem, resolve_statistic(statistic, "independence", kernels={"x": kx, "y": ky},
+                                      estimator=est,
+                                      options={**options, "combination": MinP()})
 
 
 def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
@@ -216,16 +70,12 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     >>> print(f"{hsic(x, x, kernel_x='linear', kernel_y='linear'):.4f}")
     1.5625
     """
-    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
-    problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
-                               statistic)
-    from ._guards import check_memory
-
-    check_memory(*problem.memory(GammaMethod(), tuning_))
-    prepared = problem.prepare(tuning_)
-    value = float(prepared.observed(None)[0].stat[0])
-    _resampling.check_finite_statistic(value, None, prepared.what)
-    return value
+    tuning_ = check_choice(tuning, "tuning", TUNINGS)
+    check_choice(statistic, "statistic", ("biased", "unbiased"))
+    problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
+                                     estimator, statistic, {}, None)
+    _, observed, _, _ = _driver.prepare(problem, stat, Exact(), tuning_)
+    return float(np.asarray(observed.stat).reshape(-1)[0])
 
 
 def independence_test(
@@ -237,8 +87,8 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased", "regularized"] = "biased",
-    method: Literal["permutation", "gamma"] | NullMethod = "permutation",
+    statistic: Literal["biased", "unbiased", "regularized"] | Statistic = "biased",
+    method: Literal["permutation", "gamma", "wild"] | NullMethod | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
     rng: SeedLike = None,
@@ -246,9 +96,9 @@ def independence_test(
     n_jobs: int | None = None,
     progress: bool | None = None,
     data_name: str | None = None,
-    filter: str = "tikhonov",
-    lam: Any = "auto",
-    engine: str = "exact",
+    filter: str | None = None,
+    lam: Any = None,
+    engine: str | Engine = "exact",
     n_features: int | None = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
@@ -263,8 +113,10 @@ def independence_test(
     x : array_like, shape (n, p) or (n,)
         First variable. With ``kernel_x="precomputed"``: its n x n Gram matrix.
     y : array_like, shape (n, q) or (n,)
-        Second variable, paired with `x` row by row. With
-        ``kernel_y="precomputed"``: its n x n Gram matrix.
+        Second variable, paired with `x` row by row (two pandas objects are
+        paired *by index label*: `y` is put in `x`'s order, and different
+        labels are an error). With ``kernel_y="precomputed"``: its n x n Gram
+        matrix.
     kernel_x, kernel_y : str, Kernel or callable
         Kernels on each variable (see :func:`two_sample_test`).
     bandwidth_x, bandwidth_y : "median" or float
@@ -283,10 +135,13 @@ def independence_test(
         ``tr(R_x R_y)``, ``R = Kc (Kc + n lam I)^{-1}`` for the Tikhonov
         filter, with the KME; configured by `filter` and `lam` (see
         :func:`kmtests.two_sample_test` and :doc:`/user_guide/regularized`).
-    method : {"permutation", "gamma"} or PermutationMethod or GammaMethod
-        Null distribution: permutations (default, exact level) or the gamma
-        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate);
-        an object configures it (:mod:`kmtests.null`).
+    method : {"permutation", "gamma", "wild"} or a method object, optional
+        Null distribution: permutations (default, exact level), the gamma
+        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate), or
+        the wild bootstrap (:class:`~kmtests.null.WildBootstrap`, approximate;
+        with an autoregressive multiplier process for time series, where
+        permutations do not keep the level); an object configures it
+        (:mod:`kmtests.null`).
     tuning : {"permutation", "pooled"}
         How data-driven estimator parameters enter the permutation test:
         re-tuned on every permuted data set (``"permutation"``, default), or
@@ -315,12 +170,14 @@ def independence_test(
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
-    filter, lam
-        The spectral filter and its parameter (one value, a grid, or
-        ``"auto"``, aggregated with exact level) of ``statistic="regularized"``;
+    filter, lam : optional
+        The spectral filter (default ``"tikhonov"``) and its parameter (one
+        value, a grid of distinct values, or ``"auto"``, the default,
+        aggregated with exact level) of ``statistic="regularized"`` (an error
+        with another statistic);
         as in :func:`kmtests.two_sample_test`, with the same lambda for both
         variables.
-    engine : {"exact", "auto", "nystrom", "rff"}
+    engine : {"exact", "auto", "nystrom", "rff"} or Engine
         How the statistics are computed (:doc:`/user_guide/scale`);
         ``"exact"`` (default) holds both Gram matrices in memory; ``"auto"``
         is ``"exact"`` while they take at most a quarter of the available
@@ -392,41 +249,29 @@ def independence_test(
     >>> print(f"HSIC_b = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     HSIC_b = 0.0279, p = 0.0010
     """
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng, n_jobs=n_jobs,
-                          progress=progress)
-    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
-    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
-    if isinstance(statistic, str) and statistic.lower() == "regularized":
-        from ._regularized import regularized_independence
-
-        if engine != "exact":
-            raise ValueError("statistic='regularized' runs on engine='exact' (it needs the "
-                             "eigendecompositions of the Gram matrices).")
-
-        return regularized_independence(
-            x, y, resolve_kernel(kernel_x, bandwidth_x, name="kernel_x",
-                                 bandwidth_name="bandwidth_x"),
-            resolve_kernel(kernel_y, bandwidth_y, name="kernel_y", bandwidth_name="bandwidth_y"),
-            resolve_estimator(estimator), meth, filter, lam, name)
-    problem = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y, estimator,
-                               statistic)
-    problem = _with_engine(problem, engine, n_features, rng=getattr(meth, "rng", None))
-    res = run_test(problem, meth, tuning_, name)
+    res = _driver.run(*_plan(
+        x, y, kernel_x=kernel_x, kernel_y=kernel_y, bandwidth_x=bandwidth_x,
+        bandwidth_y=bandwidth_y, estimator=estimator, statistic=statistic, method=method,
+        tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs,
+        progress=progress, data_name=data_name, filter=filter, lam=lam, engine=engine,
+        n_features=n_features))
     assert isinstance(res, IndependenceResult)
     return res
 
 
-def _with_engine(problem: _Independence, engine: Any, n_features: Any,
-                 rng: Any = None) -> _Independence:
-    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale);
-    `rng` is the test's (the low-rank engines draw their features from a child of it)."""
-    from ._scale import LOW_RANK, check_n_features, choose_engine
-
-    name, why = choose_engine(engine, "independence", problem.n,
-                              isinstance(problem.estimator.rule(), Uniform))
-    r = check_n_features(name, n_features)
-    if name in LOW_RANK:
-        from ._lowrank import lowrank_independence
-
-        return lowrank_independence(problem, name, r, rng, why)
-    return problem
+def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
+          bandwidth_x: Any = "median", bandwidth_y: Any = "median", estimator: Any = "kme",
+          statistic: Any = "biased", method: Any = None, tuning: Any = "permutation",
+          n_resamples: Any = None, rng: SeedLike = None, batch: Any = None,
+          n_jobs: Any = None, progress: Any = None, data_name: str | None = None,
+          filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None
+          ) -> tuple[IndependenceProblem, Statistic, Engine, NullMethod, str]:
+    """:func:`independence_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
+    tuning_ = check_choice(tuning, "tuning", TUNINGS)
+    problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
+                                     estimator, statistic, {"filter": filter, "lam": lam},
+                                     data_name)
+    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
+                          n_jobs=n_jobs, progress=progress, default=stat.default_method)
+    eng = resolve_engine(engine, {"n_features": n_features}, scheme="pairing")
+    return problem, stat, eng, meth, tuning_

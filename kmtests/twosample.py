@@ -1,152 +1,98 @@
-"""Kernel two-sample test (MMD) with a pluggable kernel mean estimator."""
+"""Kernel two-sample test (MMD) with a pluggable kernel mean estimator: the face.
+
+:func:`two_sample_test` maps its keywords to a problem (the two samples), a
+statistic (``statistic=``: the MMD with an estimator, the spectral-regularised
+MMD, the linear-time statistics), an engine (``engine=``) and a null method
+(``method=``), and runs them once (:func:`kmtests._driver.run`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from . import _resampling
-from ._driver import (Prepared, data_label, identity, prepare_rule, reportable, run_test,
-                      scaled_gram, statistic_name)
-from ._gamma import mmd_gamma
-from ._gram import CentredGram, check_symmetric
-from ._guards import format_bytes
+from . import _driver
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice, check_same_dim
-from .engines import Values
-from .engines.mmd import PooledGram, mmd_general, mmd_values
+from ._validation import check_choice, check_positive_int
+from .engines import Engine, Exact, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
-from .estimators._rules import General, Uniform
 from .kernels import Kernel, Precomputed, resolve_kernel
-from .null import GammaMethod, NullMethod, PermutationMethod, resolve_method
+from .null import NullMethod, resolve_method
+from .null.combine import MinP
+from .problems import TwoSampleProblem, two_sample_problem
 from .results import TwoSampleResult
+from .statistics import Statistic, resolve_statistic, statistic_name
+from .statistics.tuning import TUNINGS
 
 __all__ = ["mmd", "two_sample_test"]
 
-_STATISTICS = ("unbiased", "biased")
-_TUNINGS = ("permutation", "pooled")
+#: engine names that stand for a statistic with its own null (as in 0.2)
+_LINEAR_TIME = ("block", "linear")
 
 
-@dataclass
-class _TwoSample:
-    """A validated two-sample test (a :class:`kmtests._driver.Problem`)."""
+def _engine_aliases(statistic: Any, engine: Any) -> tuple[Any, Any]:
+    """``engine="block" | "linear"`` names the linear-time statistic (on the streamed engine)."""
+    if isinstance(engine, str) and engine.lower() in _LINEAR_TIME:
+        name = engine.lower()
+        if statistic is not None and not (isinstance(statistic, str)
+                                          and statistic.lower() in ("unbiased", name)):
+            raise ValueError(f"engine={name!r} computes its own unbiased linear-time "
+                             f"statistic; statistic={statistic!r} needs engine='exact' or "
+                             "'streamed'.")
+        return name, "streamed"
+    return statistic, engine
 
-    kernel: Kernel
-    estimator: KernelMeanEstimator
-    unbiased: bool
-    z: np.ndarray | None          # the pooled data (None for a precomputed Gram matrix)
-    K: np.ndarray | None          # the precomputed pooled Gram matrix
-    n_x: int
-    n_y: int
-    kind: str = "split"
-    result_class: type[TwoSampleResult] = TwoSampleResult
-    sizes: dict[str, int] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.sizes = {"n_x": self.n_x, "n_y": self.n_y}
+def _held_out(problem: TwoSampleProblem, split_size: Any, rng: Any
+              ) -> tuple[TwoSampleProblem, np.ndarray]:
+    """The held-out design of ``covariance="split"`` (Hagrass et al.): the problem on the
+    remaining points, and the held-out points."""
+    from ._rng import child
+    from .statistics.spectral import split_held_out
 
-    @property
-    def n(self) -> int:
-        return self.n_x + self.n_y
-
-    def statistic_name(self) -> str:
-        return statistic_name("MMD^2_u" if self.unbiased else "MMD^2_b", self.estimator)
-
-    def memory(self, method: NullMethod, tuning: str) -> tuple[float, str, str]:
-        n = self.n
-        need = 8.0 * n * n + 8.0 * n * (2 * 256 + 2 * 128)
-        if isinstance(method, PermutationMethod):
-            need += 16.0 * method.n_resamples + 8.0 * n * (method.batch or 1)
-        if tuning == "pooled" and not isinstance(self.estimator.rule(), Uniform):
-            need += 3 * 8.0 * n * n  # the uncentred pooled Gram matrix and its eigenvectors
-        return (need, f"the {n} x {n} pooled Gram matrix takes {format_bytes(8.0 * n * n)}",
-                "Test a random subsample of each sample, or use a machine with more memory.")
-
-    def check_gamma(self) -> None:
-        rule = self.estimator.rule()
-        if self.unbiased or not (isinstance(rule, Uniform) and rule.fixed == 1.0):
-            raise ValueError("method='gamma' approximates the null of the biased KME "
-                             "statistic; use statistic='biased' with estimator='kme', or "
-                             "method='permutation'.")
-
-    def plan(self, method: PermutationMethod) -> _resampling.PermutationPlan:
-        return _resampling.plan_two_sample(self.n_x, self.n_y, method.n_resamples,
-                                           method.batch)
-
-    def prepare(self, tuning: str) -> Prepared:
-        est, kern = self.estimator, self.kernel
-        note, tparams = "", {}  # type: tuple[str, dict[str, Any]]
-        if self.z is None:
-            assert self.K is not None
-            cg: CentredGram = kern.centred_gram(self.K, name="x")
-        else:
-            kern = kern.fitted_to(self.z, name="the pooled sample")
-            tk = est.transform_kernel(kern, self.z)
-            if tk is None:
-                cg = kern.centred_gram(self.z, name="the pooled sample")
-            else:
-                c, infl, tparams = tk
-                cg = scaled_gram(infl, self.z, c, "the pooled sample")
-                note = f"marginalized: {c:.4g} x {infl.describe()}"
-        prep = prepare_rule(est, tuning, cg.full, transformed=bool(note))
-        pg = PooledGram(cg)
-        rule, n_x, unbiased = prep.rule, self.n_x, self.unbiased
-        params = {}
-        if tparams or prep.params:
-            params["pooled"] = reportable({**tparams, **prep.params})
-
-        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
-            ident = identity(self.n)
-            if isinstance(rule, General):
-                vals, ps = mmd_general(pg, ident, n_x, rule, n_jobs, unbiased)
-                if prep.tuning == "pooled":  # the parameters are the pooled ones
-                    return vals, {}
-                return vals, {"x": ps[0]["x"], "y": ps[0]["y"]}
-            vals = mmd_values(pg, ident, n_x, rule, unbiased, n_jobs)
-            if rule.fixed is not None:
-                return vals, {}
-            ix, iy = np.arange(n_x), np.arange(n_x, self.n)
-            return vals, {"x": est.weights(cg.block(ix))[1], "y": est.weights(cg.block(iy))[1]}
-
-        return Prepared(
-            values=lambda perms, n_jobs: mmd_values(pg, perms, n_x, rule, unbiased, n_jobs),
-            observed=observed,
-            gamma=lambda t, moments: mmd_gamma(pg.Kc, n_x, t, moments),
-            prep=prep, kernels={"kernel": kern}, kernel_notes={"kernel": note},
-            params=params, what=f"{self.statistic_name()} with {kern.phrase()}")
+    assert problem.z is not None
+    nx, ny = problem.n_x, problem.n_y
+    n_min = min(nx, ny)
+    s = (max(3, int(round(0.2 * n_min))) if split_size is None
+         else check_positive_int(split_size, "split_size"))
+    if s < 3 or n_min - s < 2:
+        raise ValueError(f"`split_size` must be at least 3 and leave 2 points in each sample; "
+                         f"got {s} with samples of {nx} and {ny}.")
+    x, y = problem.z[:nx], problem.z[nx:]
+    zx, zy, rx, ry = split_held_out(nx, ny, s, child(rng, "split"))
+    held = np.vstack([x[zx], y[zy]])
+    return problem.with_data(np.vstack([x[rx], y[ry]]), rx.size, ry.size), held
 
 
 def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
-                   statistic: str | None) -> _TwoSample:
+                   statistic: Any, options: dict[str, Any], data_name: str | None,
+                   rng: Any = None) -> tuple[TwoSampleProblem, Statistic]:
+    """Validate the data and build the statistic (nothing is computed)."""
     kern = resolve_kernel(kernel, bandwidth)
     est = resolve_estimator(estimator)
-    rule = est.rule()  # raises for estimators that cannot run inside a test
-    if statistic is None:
-        statistic = "unbiased" if isinstance(rule, Uniform) else "biased"
-    unbiased = check_choice(statistic, "statistic", _STATISTICS) == "unbiased"
-    if isinstance(kern, Precomputed):
-        K = as_sample(x, "x", min_size=4)
-        if K.shape[0] != K.shape[1]:
-            raise ValueError("with kernel='precomputed', `x` must be the square pooled Gram "
-                             f"matrix; got shape {K.shape}.")
-        K = check_symmetric(K, "with kernel='precomputed', `x`")
-        if isinstance(y, (bool, np.bool_)) or not isinstance(y, (int, np.integer)):
-            raise TypeError("with kernel='precomputed', `y` must be the integer size of the "
-                            "first sample (its rows come first in `x`).")
-        n_x = int(y)
-        n_y = K.shape[0] - n_x
-        if n_x < 2 or n_y < 2:
-            raise ValueError("with kernel='precomputed', each sample must have at least 2 "
-                             f"observations; got {n_x} and {n_y}.")
-        est.transform_kernel(kern, None)  # marginalized estimators need the data: raises
-        return _TwoSample(kern, est, unbiased, None, K, n_x, n_y)
-    xa = as_sample(x, "x")
-    ya = as_sample(y, "y")
-    check_same_dim(xa, ya)
-    return _TwoSample(kern, est, unbiased, np.vstack([xa, ya]), None, xa.shape[0],
-                      ya.shape[0])
+    est.rule()  # raises for estimators that cannot run inside a test
+    precomputed = isinstance(kern, Precomputed)
+    if isinstance(statistic, Statistic):
+        name = None
+    else:
+        name = statistic_name(statistic, "two_sample", est, options)
+    covariance = options.get("covariance")
+    if covariance is not None:
+        covariance = check_choice(covariance, "covariance", ("pooled", "split"))
+    problem = two_sample_problem(x, y, precomputed=precomputed, data_name=data_name)
+    opts = {**options, "combination": MinP()}  # a lambda grid: min-p with exact level
+    if name == "regularized" and not precomputed:
+        kern_fit_on = problem.z
+        if covariance == "split":
+            problem, held = _held_out(problem, options.get("split_size"), rng)
+            opts["held_out"] = held
+            assert problem.z is not None
+            kern_fit_on = np.vstack([problem.z, held])
+        assert kern_fit_on is not None
+        kern = kern.fitted_to(kern_fit_on, name="the pooled sample")
+    return problem, resolve_statistic(statistic if name is None else name, "two_sample",
+                                      kernels={"kernel": kern}, estimator=est, options=opts)
 
 
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
@@ -171,15 +117,13 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
-    problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    from ._guards import check_memory
-
-    check_memory(*problem.memory(GammaMethod(), tuning_))
-    prepared = problem.prepare(tuning_)
-    value = float(prepared.observed(None)[0].stat[0])
-    _resampling.check_finite_statistic(value, None, prepared.what)
-    return value
+    tuning_ = check_choice(tuning, "tuning", TUNINGS)
+    if statistic is not None and not (isinstance(statistic, str)
+                                      and statistic.lower() in ("unbiased", "biased")):
+        check_choice(statistic, "statistic", ("biased", "unbiased"))
+    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, {}, None)
+    _, observed, _, _ = _driver.prepare(problem, stat, Exact(), tuning_)
+    return float(np.asarray(observed.stat).reshape(-1)[0])
 
 
 def two_sample_test(
@@ -189,8 +133,9 @@ def two_sample_test(
     kernel: Any = "gaussian",
     bandwidth: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["unbiased", "biased", "regularized"] | None = None,
-    method: Literal["permutation", "gamma", "normal"] | NullMethod = "permutation",
+    statistic: Literal["unbiased", "biased", "regularized", "block", "linear"] | Statistic
+    | None = None,
+    method: Literal["permutation", "gamma", "normal", "wild"] | NullMethod | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
     rng: SeedLike = None,
@@ -198,11 +143,11 @@ def two_sample_test(
     n_jobs: int | None = None,
     progress: bool | None = None,
     data_name: str | None = None,
-    filter: str = "tikhonov",
-    lam: Any = "auto",
-    covariance: Literal["pooled", "split"] = "pooled",
+    filter: str | None = None,
+    lam: Any = None,
+    covariance: Literal["pooled", "split"] | None = None,
     split_size: int | None = None,
-    engine: str = "exact",
+    engine: str | Engine | None = None,
     n_features: int | None = None,
     block_size: int | None = None,
 ) -> TwoSampleResult:
@@ -216,7 +161,9 @@ def two_sample_test(
     Parameters
     ----------
     x : array_like, shape (n_x, d) or (n_x,)
-        First sample. Lists, pandas objects and 1-D arrays are accepted.
+        First sample. Lists, pandas objects and 1-D arrays are accepted; two
+        DataFrames are compared column by column *by name* (`y`'s columns are
+        put in `x`'s order; different column names are an error).
         With ``kernel="precomputed"``: the pooled (n_x + n_y) square Gram
         matrix, the first sample's rows first.
     y : array_like, shape (n_y, d) or (n_y,)
@@ -233,7 +180,7 @@ def two_sample_test(
     estimator : str or KernelMeanEstimator
         Kernel mean estimator (see :mod:`kmtests.estimators`); ``"kme"`` is
         the empirical mean (classical MMD).
-    statistic : {"unbiased", "biased"}, optional
+    statistic : {"unbiased", "biased", "regularized", "block", "linear"} or Statistic, optional
         ``"unbiased"``: the U-form, within-sample diagonal terms dropped
         (``MMD^2_u`` for the KME; default for the KME, the uniform shrinkage
         and the marginalized estimators); ``"biased"``: the V-form
@@ -244,15 +191,19 @@ def two_sample_test(
         :doc:`/estimators_in_tests`. ``"regularized"``: the spectral-regularised
         MMD of Hagrass et al. (2024), ``||g_lam(Sigma)^{1/2}(mu_x - mu_y)||^2``
         in U-form (with the KME), configured by `filter`, `lam`, `covariance`;
-        see :doc:`/user_guide/regularized`.
-    method : {"permutation", "gamma", "normal"} or PermutationMethod, GammaMethod, NormalMethod
-        Null distribution: permutations (default; exact level) or the gamma
-        approximation of Gretton et al. (2009) for the biased KME statistic
-        (approximate); an object configures it (:mod:`kmtests.null`), in
-        which case `n_resamples`, `batch`, `rng` and `progress` are given
-        there instead. With ``engine="block"`` or ``"linear"`` the default
-        stands for their asymptotic normal null (``"normal"``, the only one
-        they take); permutation options are then an error.
+        see :doc:`/user_guide/regularized`. ``"block"``, ``"linear"``: the
+        linear-time statistics (as ``engine="block"`` / ``"linear"``). A
+        statistic object of :mod:`kmtests.statistics` is used as it is.
+    method : {"permutation", "gamma", "normal", "wild"} or a method object, optional
+        Null distribution (default: the statistic's own): permutations
+        (exact level; the default), the gamma approximation of Gretton et al.
+        (2009) for the biased KME statistic (approximate), the wild bootstrap
+        (:class:`~kmtests.null.WildBootstrap`: approximate; with an
+        autoregressive multiplier process for dependent data), or for the
+        linear-time statistics their own null (``"normal"``, their default and
+        the only one they take; permutation options are then an error). An
+        object configures it (:mod:`kmtests.null`), in which case
+        `n_resamples`, `batch`, `rng` and `progress` are given there instead.
     tuning : {"permutation", "pooled"}
         How data-driven estimator parameters enter the permutation test:
         re-tuned on every permuted data set (``"permutation"``, default), or
@@ -284,28 +235,31 @@ def two_sample_test(
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
-    filter : {"tikhonov", "showalter", "iterated_tikhonov", "cutoff"}
-        The spectral filter ``g_lam`` of ``statistic="regularized"``
+    filter : {"tikhonov", "showalter", "iterated_tikhonov", "cutoff"}, optional
+        The spectral filter ``g_lam`` of ``statistic="regularized"`` (default
+        ``"tikhonov"``; an error with another statistic)
         (Tikhonov ``1/(x + lam)``, Showalter ``(1 - exp(-x/lam))/x``, iterated
         Tikhonov of order 2, spectral cut-off).
-    lam : float, sequence of float or "auto"
+    lam : float, sequence of float or "auto", optional
         Its parameter, in the units of the covariance operator's
-        eigenvalues: one value (one statistic), or a grid — ``"auto"``
-        (default) is ``tr(Sigma) x 10^[-6, 1]`` on 10 points — aggregated with
+        eigenvalues: one value (one statistic), or a grid of distinct values —
+        ``"auto"`` (default) is ``tr(Sigma) x 10^[-6, 1]`` on 10 points — aggregated with
         exact level (the adaptive test: the weighted minimum of the members'
         permutation p-values, :func:`kmtests.aggregated_two_sample_test`).
-    covariance : {"pooled", "split"}
+    covariance : {"pooled", "split"}, optional
         The covariance operator ``Sigma`` of ``statistic="regularized"``: of
         the pooled sample (default; permutation-invariant, no data are held
-        out), or of held-out points as in Hagrass et al. (``"split"``:
+        out), or of held-out points as in Hagrass et al. (``"split"``, drawn
+        from a child of `rng` (:mod:`kmtests._rng`):
         `split_size` random points of each sample, of which a fair coin keeps
         one per pair, the statistic on the other points).
     split_size : int, optional
         The number of held-out pairs for ``covariance="split"`` (default 20%
         of the smaller sample).
-    engine : {"exact", "streamed", "auto", "block", "linear", "nystrom", "rff"}
-        How the statistics are computed (:doc:`/user_guide/scale`):
-        ``"exact"`` (default) holds the pooled Gram matrix in memory;
+    engine : {"exact", "streamed", "auto", "block", "linear", "nystrom", "rff"} or Engine
+        How the statistics are computed (:doc:`/user_guide/scale`; default
+        ``"exact"``, ``"streamed"`` for the linear-time statistics):
+        ``"exact"`` holds the pooled Gram matrix in memory;
         ``"streamed"`` gives the same statistics and p-value for the
         uniform-weight estimators (kme, skmse, bkmse, ...) without it, from
         Gram tiles computed on the fly (memory ``O(N d + B N)``); ``"auto"``
@@ -314,8 +268,9 @@ def two_sample_test(
         ``"block"`` (the B-test of Zaremba et al., 2013: the mean of
         ``MMD^2_u`` over blocks of `block_size` consecutive points) and
         ``"linear"`` (``MMD^2_l`` of Gretton et al., 2012, Sec. 6, over
-        disjoint pairs) are linear-time tests of a *different* statistic,
-        with an asymptotic normal null (``method="normal"``) and lower power
+        disjoint pairs) are linear-time tests of a *different* statistic
+        (``statistic="block"`` / ``"linear"`` on the streamed engine), with a
+        Student-t null on their i.i.d. terms (``method="normal"``) and lower power
         than the quadratic-time test: memory ``O(N d + b^2)``, time
         ``O(N b d)``; the KME only, samples of the same size, the data in
         random order; never chosen by ``"auto"``. ``"nystrom"`` and ``"rff"``
@@ -332,7 +287,8 @@ def two_sample_test(
         (frequencies); default 200. An error with the other engines.
     block_size : int, optional
         The block size ``b`` of ``engine="block"`` (default
-        ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``).
+        ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``;
+        an error with another statistic).
 
     Returns
     -------
@@ -343,8 +299,10 @@ def two_sample_test(
     Raises
     ------
     ValueError
-        NaN/inf in the data, different numbers of columns, fewer than 2
-        observations per sample, constant data with the median heuristic,
+        NaN/inf in the data, different numbers of columns (or DataFrame
+        columns of other names), fewer than 2 observations per sample, an
+        option that does not configure the statistic or engine that runs
+        (e.g. `lam` without ``statistic="regularized"``), constant data with the median heuristic,
         unknown kernel/estimator/statistic/method names, a non-positive
         bandwidth or `n_resamples`, a bandwidth out of range for the data,
         kernel values that overflow, a non-finite statistic, a non-symmetric
@@ -398,62 +356,33 @@ def two_sample_test(
     >>> print(f"MMD^2_u = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     MMD^2_u = 0.1042, p = 0.0010
     """
-    from ._scale import LINEAR_TIME
-
-    if isinstance(engine, str) and engine.lower() in LINEAR_TIME:
-        from ._linear_time import linear_time_method
-
-        meth: NullMethod = linear_time_method(engine.lower(), method, n_resamples=n_resamples,
-                                              batch=batch, rng=rng, n_jobs=n_jobs,
-                                              progress=progress)
-    else:
-        meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
-                              n_jobs=n_jobs, progress=progress)
-    tuning_ = check_choice(tuning, "tuning", _TUNINGS)
-    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
-    if isinstance(statistic, str) and statistic.lower() == "regularized":
-        from ._regularized import regularized_two_sample
-
-        if engine != "exact":
-            raise ValueError("statistic='regularized' runs on engine='exact' (it needs the "
-                             "eigendecomposition of the pooled Gram matrix).")
-
-        return regularized_two_sample(x, y, resolve_kernel(kernel, bandwidth),
-                                      resolve_estimator(estimator), meth, filter, lam,
-                                      covariance, split_size, name)
-    problem = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic)
-    problem = _with_engine(problem, engine, n_features, block_size,
-                           rng=getattr(meth, "rng", None))
-    res = run_test(problem, meth, tuning_, name)
+    res = _driver.run(*_plan(
+        x, y, kernel=kernel, bandwidth=bandwidth, estimator=estimator, statistic=statistic,
+        method=method, tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch,
+        n_jobs=n_jobs, progress=progress, data_name=data_name, filter=filter, lam=lam,
+        covariance=covariance, split_size=split_size, engine=engine, n_features=n_features,
+        block_size=block_size))
     assert isinstance(res, TwoSampleResult)
     return res
 
 
-def _with_engine(problem: _TwoSample, engine: Any, n_features: Any,
-                 block_size: Any = None, rng: Any = None) -> _TwoSample:
-    """The problem on the engine `engine` names (``"auto"`` resolved, see kmtests._scale);
-    `rng` is the test's (the low-rank engines draw their features from a child of it)."""
-    from ._scale import LINEAR_TIME, LOW_RANK, check_n_features, choose_engine
-
-    name, why = choose_engine(engine, "two_sample", problem.n,
-                              isinstance(problem.estimator.rule(), Uniform))
-    r = check_n_features(name, n_features)
-    if block_size is not None and name != "block":
-        raise ValueError(f"`block_size` applies to engine='block'; got engine={name!r}.")
-    if name == "exact":
-        return problem
-    if problem.z is None:
-        raise ValueError(f"engine={name!r} computes the kernel from the data; with "
-                         "kernel='precomputed' the Gram matrix is given: use engine='exact'.")
-    if name in LINEAR_TIME:
-        from ._linear_time import linear_time_problem
-
-        return linear_time_problem(problem, name, block_size, why)
-    if name in LOW_RANK:
-        from ._lowrank import lowrank_two_sample
-
-        return lowrank_two_sample(problem, name, r, rng, why)
-    from ._streamed import StreamedTwoSample
-
-    return StreamedTwoSample(problem.kernel, problem.estimator, problem.unbiased, problem.z,
-                             None, problem.n_x, problem.n_y, engine_note=why)
+def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median",
+          estimator: Any = "kme", statistic: Any = None, method: Any = None,
+          tuning: Any = "permutation", n_resamples: Any = None, rng: SeedLike = None,
+          batch: Any = None, n_jobs: Any = None, progress: Any = None,
+          data_name: str | None = None, filter: Any = None, lam: Any = None,
+          covariance: Any = None, split_size: Any = None, engine: Any = None,
+          n_features: Any = None, block_size: Any = None
+          ) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
+    """:func:`two_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
+    tuning_ = check_choice(tuning, "tuning", TUNINGS)
+    statistic, engine = _engine_aliases(statistic, engine)
+    options = {"filter": filter, "lam": lam, "covariance": covariance,
+               "split_size": split_size, "block_size": block_size}
+    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, options,
+                                   data_name, rng)
+    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
+                          n_jobs=n_jobs, progress=progress, default=stat.default_method)
+    eng = resolve_engine(stat.default_engine if engine is None else engine,
+                         {"n_features": n_features}, scheme="split", extra=_LINEAR_TIME)
+    return problem, stat, eng, meth, tuning_

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kmtests
-from kmtests.aggregated import (_weights, bandwidth_grid, fuse_statistic, lambda_grid,
+from kmtests.null.combine import weights as _weights
+from kmtests.aggregated import (bandwidth_grid, fuse_statistic, lambda_grid,
                                 member_rejections, minp_combination)
 
 from ._naive import k_gauss, mmd2_u
@@ -128,6 +129,13 @@ def test_members_are_the_single_tests_on_the_same_permutations(method):
 
 
 def test_independence_members_are_the_single_tests():
+    """Each member's statistic is the single test's; its p-value is the single test's
+    with the variable permuted fixed to the collection's one (every member permutes the
+    same variable: one pairing per arrangement, which the exact level needs; in 0.2 each
+    member chose its own, and member 2 below permuted the other one)."""
+    from kmtests.kernels import Gaussian
+    from kmtests.statistics import NOCCO, KernelHSIC
+
     gen = np.random.default_rng(4)
     x = gen.normal(size=(20, 1))
     y = np.cos(3 * x) + gen.normal(size=(20, 1))
@@ -136,17 +144,28 @@ def test_independence_members_are_the_single_tests():
                                                filters=["tikhonov"], lams=[0.01],
                                                n_resamples=199, rng=8)
     assert len(res.members) == 4
-    for m, bx in zip(res.members[:2], [0.5, 2.0]):
-        single = kmtests.independence_test(x, y, bandwidth_x=bx, bandwidth_y=1.0,
-                                           statistic="unbiased", n_resamples=199, rng=8)
-        assert m["statistic"] == pytest.approx(single.statistic, rel=1e-12)
-        assert m["pvalue"] == single.pvalue
-    for m, bx in zip(res.members[2:], [0.5, 2.0]):
-        single = kmtests.independence_test(x, y, bandwidth_x=bx, bandwidth_y=1.0,
-                                           statistic="regularized", lam=0.01,
-                                           n_resamples=199, rng=8)
-        assert m["statistic"] == pytest.approx(single.statistic, rel=1e-12)
-        assert m["pvalue"] == single.pvalue
+
+    def singles(orientation):
+        out = []
+        for bx in (0.5, 2.0):
+            st = KernelHSIC(Gaussian(bx), Gaussian(1.0), unbiased=True, orientation=orientation)
+            out.append(kmtests.independence_test(x, y, statistic=st, n_resamples=199, rng=8))
+        for bx in (0.5, 2.0):
+            st = NOCCO(Gaussian(bx), Gaussian(1.0), lams=[0.01], orientation=orientation)
+            out.append(kmtests.independence_test(x, y, statistic=st, n_resamples=199, rng=8))
+        return out
+
+    matches = []
+    for orientation in (False, True):
+        single = singles(orientation)
+        for m, s in zip(res.members, single):
+            assert m["statistic"] == pytest.approx(s.statistic, rel=1e-12)
+        matches.append([m["pvalue"] == s.pvalue for m, s in zip(res.members, single)])
+    assert [all(m) for m in matches].count(True) == 1  # one orientation for every member
+    free = [kmtests.independence_test(x, y, bandwidth_x=bx, bandwidth_y=1.0,
+                                      statistic="unbiased", n_resamples=199, rng=8).pvalue
+            for bx in (0.5, 2.0)]
+    assert free[0] == res.members[0]["pvalue"]  # the first member decides, as alone
 
 
 def test_aggregated_pvalue_is_at_least_the_smallest_member_pvalue_times_m():

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import kmtests
-from kmtests import _resampling
+from kmtests.null import permutation as _resampling
 from kmtests.estimators import ESTIMATORS, SKMSE, FKMSE, TSVD, KernelMeanEstimator
 from kmtests.estimators._base import FixedTuningError
 from kmtests.estimators._rules import General, Uniform
@@ -149,7 +149,8 @@ def test_two_sample_permutations_refit_the_estimator(rng, est, tuning):
 @pytest.mark.parametrize("tuning", ["permutation", "pooled"])
 @pytest.mark.parametrize("est", ESTIMATOR_CASES, ids=IDS)
 def test_independence_permutations_refit_the_estimator(rng, est, tuning):
-    from kmtests.independence import _orient, symmetric_cose_gram
+    from kmtests.engines.hsic import PairedGrams
+    from kmtests.statistics.tuning import symmetric_cose_gram
 
     n, B = 9, 5
     x = rng.normal(size=(n, 1))
@@ -171,7 +172,7 @@ def test_independence_permutations_refit_the_estimator(rng, est, tuning):
         ref_est = est
         if tuning == "pooled":
             ref_est = est.with_fixed(est.weights(symmetric_cose_gram(Kc, Lc))[1])
-    pg = _orient(Kc, Lc)  # the engine permutes the second matrix of the canonical pair
+    pg = PairedGrams.oriented(Kc, Lc)  # the engine permutes the second matrix of the canonical pair
     A, Bm = (Kc, Lc) if np.allclose(pg.Kc, Kc) else (Lc, Kc)
     perms = _resampling.random_permutations(np.random.default_rng(5), n, B)
     for p, got in zip(np.vstack([np.arange(n), perms]),

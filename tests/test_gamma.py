@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import kmtests
-from kmtests._gamma import hsic_gamma, mmd_gamma
+from kmtests.null.gamma import hsic_gamma, mmd_gamma
 from kmtests.kernels import Gaussian
 
 #: the published gamma tests (asymptotic moments, checked against the exact ones)
@@ -53,7 +53,7 @@ def test_exact_permutation_moments_by_enumeration(rng):
     """The closed-form permutation mean and variance of sum_ij A_ij B_pi(i)pi(j)."""
     import itertools
 
-    from kmtests._gamma import permutation_moments
+    from kmtests.null.gamma import permutation_moments
     from kmtests._gram import CentredGram
 
     for n in (5, 7):

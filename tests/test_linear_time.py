@@ -13,7 +13,7 @@ from scipy import stats
 
 import kmtests
 from kmtests import NormalMethod, PermutationMethod, two_sample_test
-from kmtests.engines.linear_time import default_block_size
+from kmtests.statistics.linear_time import default_block_size
 
 
 def _data(n=203, d=3, shift=0.3, seed=0):
@@ -93,12 +93,12 @@ def test_default_block_size_is_floor_sqrt_n():
 
 def test_many_small_blocks_are_batched_the_same():
     """Blocks are computed in batches for radial kernels; a batch boundary changes nothing."""
-    from kmtests.engines import linear_time as lt
-    from kmtests.engines.streamed import TileSource
+    from kmtests.engines.tiles import KernelTiles
     from kmtests.kernels import Gaussian
+    from kmtests.statistics import linear_time as lt
 
     x, y = _data(300, d=2)
-    src = TileSource(Gaussian(bandwidth=1.3), np.vstack([x, y]))
+    src = KernelTiles(Gaussian(bandwidth=1.3), np.vstack([x, y]))
     eta = lt.block_statistics(src, 300, 5)
     old = lt._BATCH_ENTRIES
     try:
@@ -120,21 +120,28 @@ def test_large_offset_and_large_bandwidth_keep_their_digits():
 # -- the p-value ------------------------------------------------------------------------------
 @pytest.mark.parametrize("engine", ["block", "linear"])
 @pytest.mark.parametrize("shift", [0.0, 0.3])
-def test_pvalue_is_the_normal_upper_tail(engine, shift):
+def test_pvalue_is_the_t_upper_tail(engine, shift):
+    """The default reference is Student's t with K - 1 degrees of freedom; the published
+    normal one is reference="normal"."""
     x, y = _data(400, shift=shift, seed=3)
     res = two_sample_test(x, y, engine=engine)
     z = res.statistic / res.details["se"]
-    assert res.pvalue == pytest.approx(stats.norm.sf(z), rel=1e-12)
-    assert res.pvalue == pytest.approx(1 - stats.norm.cdf(z), abs=1e-12)
+    k = res.details.get("n_blocks", res.details.get("n_pairs"))
+    assert res.pvalue == pytest.approx(stats.t.sf(z, k - 1), rel=1e-12)
+    norm = two_sample_test(x, y, engine=engine, method=NormalMethod(reference="normal"))
+    assert norm.pvalue == pytest.approx(stats.norm.sf(z), rel=1e-12)
+    assert norm.pvalue == pytest.approx(1 - stats.norm.cdf(z), abs=1e-12)
+    assert norm.statistic == res.statistic
 
 
 def test_normal_pvalue_helper_and_degenerate_terms():
-    from kmtests.engines.linear_time import normal_pvalue
+    from kmtests.null.normal import normal_pvalue
 
     t = np.array([0.3, -0.1, 0.2, 0.05, 0.0])
     stat, se, p = normal_pvalue(t)
     assert se == pytest.approx(np.std(t, ddof=1) / np.sqrt(5))
-    assert p == pytest.approx(stats.norm.sf(stat / se))
+    assert p == pytest.approx(stats.t.sf(stat / se, 4))
+    assert normal_pvalue(t, "normal")[2] == pytest.approx(stats.norm.sf(stat / se))
     assert normal_pvalue(np.zeros(4)) == (0.0, 0.0, 1.0)
 
 
@@ -158,7 +165,9 @@ def test_result_has_no_permutations(engine):
     x, y = _data(100)
     res = two_sample_test(x, y, engine=engine)
     assert isinstance(res.method, NormalMethod) and res.method.name == "normal"
-    assert res.engine == engine
+    # the linear-time statistics evaluate the kernel on pairs of points: streamed engine
+    assert res.engine == "streamed"
+    assert res.statistic_name == {"block": "MMD^2_block", "linear": "MMD^2_l"}[engine]
     assert res.null_distribution is None and res.n_resamples is None and res.count is None
     with pytest.raises(NotImplementedError, match="Monte Carlo"):
         res.conf_int()
@@ -172,18 +181,18 @@ def test_summary_says_engine_statistic_and_blocks():
     res = two_sample_test(x, y, engine="block")
     text = str(res.summary())
     flat = " ".join(text.split())
-    assert "Engine: block" in text and "Block size: 44" in text and "Blocks: 45" in text
-    assert "MMD^2_block" in text and "B-test" in text and "normal" in text
+    assert "Engine: streamed" in text and "Block size: 44" in text and "Blocks: 45" in text
+    assert "MMD^2_block" in text and "B-test" in text and "t (K - 1 df)" in text
     assert "Lower power than the quadratic-time test" in flat
     assert "Resamples" not in text and "MC low" not in text
     assert "The last 23 point(s) of each sample are not used" in flat
-    assert "(block engine)" in res.method_line and "45 blocks of 44" in res.method_line
+    assert "(streamed engine)" in res.method_line and "45 blocks of 44" in res.method_line
     assert all(len(line) <= 80 for line in str(res).splitlines())
     assert all(len(line) <= 78 for line in text.splitlines())
     lin = two_sample_test(x, y, engine="linear")
     text = str(lin.summary())
-    assert "Engine: linear" in text and "Pairs: 1001" in text and "MMD^2_l" in text
-    assert "(linear engine)" in lin.method_line and "1001 pairs" in lin.method_line
+    assert "Engine: streamed" in text and "Pairs: 1001" in text and "MMD^2_l" in text
+    assert "(streamed engine)" in lin.method_line and "1001 pairs" in lin.method_line
 
 
 # -- errors -----------------------------------------------------------------------------------
@@ -254,7 +263,7 @@ def test_block_size_is_checked():
     with pytest.raises(TypeError):
         two_sample_test(x, y, engine="block", block_size=2.5)
     for engine in ("linear", "exact", "streamed"):
-        with pytest.raises(ValueError, match="`block_size` applies to engine='block'"):
+        with pytest.raises(ValueError, match="`block_size` configures statistic='block'"):
             two_sample_test(x, y, engine=engine, block_size=5)
     with pytest.raises(ValueError, match="`n_features` applies"):
         two_sample_test(x, y, engine="block", n_features=10)

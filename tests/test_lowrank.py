@@ -15,7 +15,8 @@ import pytest
 from scipy import stats
 
 import kmtests
-from kmtests._lowrank import _variable_rngs, feature_rng
+from kmtests._rng import child
+from kmtests.engines.lowrank import _variable_rngs
 from kmtests.engines.lowrank import feature_map, nystrom_features, rff_features
 from kmtests.kernels import Gaussian, Laplacian, resolve_kernel
 
@@ -45,7 +46,7 @@ def test_mmd_equals_in_memory_on_the_approximate_gram(method, kernel, estimator,
     x, y = _data()
     kw = dict(estimator=estimator, statistic=statistic, n_resamples=199, rng=3)
     a = kmtests.two_sample_test(x, y, kernel=kernel, engine=method, n_features=25, **kw)
-    f = _features(method, kernel, np.vstack([x, y]), 25, feature_rng(3), "the pooled sample")
+    f = _features(method, kernel, np.vstack([x, y]), 25, child(3, "features"), "the pooled sample")
     b = kmtests.two_sample_test(f.gram(), len(x), kernel="precomputed", **kw)
     assert a.engine == method and b.engine == "exact"
     scale = np.max(np.abs(b.null_distribution))
@@ -63,7 +64,7 @@ def test_hsic_equals_in_memory_on_the_approximate_grams(method, estimator, stati
     y = x[:, :1] ** 2 + gen.normal(size=(70, 1))
     kw = dict(estimator=estimator, statistic=statistic, n_resamples=199, rng=4)
     a = kmtests.independence_test(x, y, engine=method, n_features=20, **kw)
-    gx, gy = _variable_rngs(feature_rng(4), x, y)
+    gx, gy = _variable_rngs(child(4, "features"), x, y)
     fx = _features(method, "gaussian", x, 20, gx, "x")
     fy = _features(method, "gaussian", y, 20, gy, "y")
     b = kmtests.independence_test(fx.gram(), fy.gram(), kernel_x="precomputed",
@@ -220,12 +221,13 @@ def test_precomputed_kernels_are_refused():
 
 
 def test_auto_never_chooses_a_low_rank_engine(monkeypatch):
-    from kmtests import _scale
+    from kmtests import _guards
+    from kmtests.engines import Auto, Requirements
 
-    monkeypatch.setattr(_scale, "available_memory", lambda: 1.0)
+    monkeypatch.setattr(_guards, "available_memory", lambda: 1.0)
     with pytest.raises(MemoryError, match="approximate engine: engine=.nystrom. or .rff."):
-        _scale.choose_engine("auto", "independence", 1000, True)
-    assert _scale.choose_engine("auto", "two_sample", 1000, True)[0] == "streamed"
+        Auto().resolved(Requirements("pairing"), 1000, {})
+    assert Auto().resolved(Requirements("split"), 1000, {}).name == "streamed"
 
 
 # -- level -----------------------------------------------------------------------------------------

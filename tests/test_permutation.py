@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kmtests
-from kmtests import _resampling
+from kmtests.null import permutation as _resampling
 from kmtests.engines.hsic import PairedGrams, hsic_statistics
 from kmtests.engines._jit_hsic import pair_sums, pair_sums_reference
 from kmtests.engines.mmd import PooledGram, mmd_statistics

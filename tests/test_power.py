@@ -339,7 +339,8 @@ def test_tests_inside_a_study_show_no_progress_bar_of_their_own(monkeypatch, cap
     """The study has its own progress display; a per-test bar (tests expected to take more
     than PROGRESS_SECONDS) flooded the output of a study with one bar per repetition."""
     pytest.importorskip("tqdm")
-    from kmtests import _resampling, independence_test
+    from kmtests import independence_test
+    from kmtests.null import permutation as _resampling
     from kmtests.power import power_curve
 
     monkeypatch.setattr(_resampling, "PROGRESS_SECONDS", -1.0)  # every test "is slow"

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmtests.aggregated import _fuse_norm_mmd, _rank_pvalues, fuse_statistic
+from kmtests.null.combine import _rank_pvalues, fuse_statistic
+from kmtests.statistics.mmd import fuse_norm_mmd as _fuse_norm_mmd
 from kmtests.engines.mmd import PooledGram, mmd_values
 from kmtests.estimators._rules import Uniform
 from kmtests.kernels import Gaussian

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmtests.engines.spectral import filter_function, held_out_spectral, spectral_mmd_values
+from kmtests.statistics.spectral import filter_function, held_out_spectral, spectral_mmd_values
 from kmtests.kernels import Gaussian
 
 REF = json.loads((Path(__file__).parent / "reference" / "srmmd_reference.json").read_text())

@@ -21,9 +21,9 @@ import pytest
 from scipy.linalg import expm
 
 import kmtests
-from kmtests._driver import identity
-from kmtests.engines.nocco import nocco_values, normalized_operators
-from kmtests.engines.spectral import (FILTERS, held_out_spectral, pooled_spectral,
+from kmtests.problems import Pairing
+from kmtests.statistics.nocco import nocco_values, normalized_operators
+from kmtests.statistics.spectral import (FILTERS, held_out_spectral, pooled_spectral,
                                       spectral_mmd_values)
 from kmtests.kernels import resolve_kernel
 
@@ -79,7 +79,7 @@ def test_pooled_operator_in_feature_space(filt, unbiased):
     ref = (mmd2_u if unbiased else mmd2_b)(x, y, lin_k(G))
     cg = resolve_kernel("linear").centred_gram(z)
     sg = pooled_spectral(cg, FILTERS[filt], np.array([lam, 2 * lam]))
-    got = spectral_mmd_values(sg, identity(N), x.shape[0], unbiased).stat
+    got = spectral_mmd_values(sg, Pairing(N).identity(), x.shape[0], unbiased).stat
     assert got.shape == (1, 2)
     np.testing.assert_allclose(got[0, 0], ref, rtol=1e-10, atol=1e-12)
     ref2 = (mmd2_u if unbiased else mmd2_b)(x, y, lin_k(operator_function(Sigma, filt, 2 * lam)))
@@ -109,7 +109,7 @@ def test_held_out_operator_in_feature_space(filt, d):
     assert ev.size == min(d, s - 1)
     np.testing.assert_allclose(np.sort(ev)[::-1],
                                np.sort(np.linalg.eigvalsh(Sigma))[::-1][: ev.size], rtol=1e-10)
-    got = spectral_mmd_values(sg, identity(z.shape[0]), x.shape[0], True).stat[0, 0]
+    got = spectral_mmd_values(sg, Pairing(z.shape[0]).identity(), x.shape[0], True).stat[0, 0]
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
 
 
@@ -165,7 +165,7 @@ def test_permutation_statistics_are_the_statistics_of_the_permuted_data():
     for b, p in enumerate(perms):
         zp = z[p]
         sgp = pooled_spectral(kern.centred_gram(zp), FILTERS["showalter"], np.array([0.01, 0.1]))
-        want = spectral_mmd_values(sgp, identity(len(z)), len(x), True).stat[0]
+        want = spectral_mmd_values(sgp, Pairing(len(z)).identity(), len(x), True).stat[0]
         np.testing.assert_allclose(got[b], want, rtol=1e-8, atol=1e-14)
 
 
@@ -182,7 +182,7 @@ def test_held_out_permutations_against_the_permuted_data():
         zp = z[p]
         sgp, _ = held_out_spectral(kern.centred_gram(zp), kern.gram(zp, held), kern.gram(held),
                                    FILTERS["tikhonov"], np.array([0.02]))
-        want = spectral_mmd_values(sgp, identity(12), 5, True).stat[0, 0]
+        want = spectral_mmd_values(sgp, Pairing(12).identity(), 5, True).stat[0, 0]
         np.testing.assert_allclose(got[b], want, rtol=1e-8, atol=1e-14)
 
 
@@ -233,7 +233,7 @@ def test_split_holds_out_points_and_reports_them():
 
 def test_split_statistic_equals_the_engine_on_the_reported_split():
     """The front end's split: the paper's design (s rows of each sample, one per pair)."""
-    from kmtests._regularized import split_held_out
+    from kmtests.statistics.spectral import split_held_out
 
     gen = np.random.default_rng(0)
     zx, zy, rx, ry = split_held_out(20, 15, 5, gen)

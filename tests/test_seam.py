@@ -6,7 +6,7 @@ import pytest
 
 import kmtests
 from kmtests import GammaMethod, PermutationMethod
-from kmtests import _resampling
+from kmtests.null import permutation as _resampling
 from kmtests.engines.hsic import PairedGrams, hsic_general, hsic_values
 from kmtests.engines.mmd import PooledGram, mmd_general, mmd_values
 from kmtests.estimators import FKMSE, KME, SKMSE
@@ -121,8 +121,8 @@ def test_method_option_conflicts_and_validation(rng):
         PermutationMethod(n_resamples=0)
     with pytest.raises(TypeError, match="`progress` must be True, False or None"):
         PermutationMethod(progress="yes")
-    with pytest.raises(ValueError, match="`method` must be one of 'gamma', 'permutation', or "
-                       "a PermutationMethod"):
+    with pytest.raises(ValueError, match="`method` must be one of 'gamma', 'normal', "
+                       "'permutation', 'wild', or a method object"):
         kmtests.independence_test(x, x, method="bootstrap")
 
 
@@ -140,8 +140,9 @@ def test_pandas_names_reach_the_report(rng):
     res = kmtests.independence_test(df["temp"], df[["pres", "hum"]], n_resamples=99, rng=1)
     assert res.data_name == "temp and y[pres, hum]"
     assert "data:  temp and y[pres, hum]" in str(res)
-    two = kmtests.two_sample_test(df[["temp"]], df[["pres"]], n_resamples=99, rng=1)
-    assert two.data_name == "x[temp] and y[pres]"
+    a, b = df.iloc[:15][["temp", "pres"]], df.iloc[15:][["temp", "pres"]]
+    two = kmtests.two_sample_test(a, b, n_resamples=99, rng=1)
+    assert two.data_name == "x[temp, pres] and y[temp, pres]"
 
 
 def test_negative_unbiased_statistic_gets_a_note(rng):

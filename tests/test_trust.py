@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import kmtests
-from kmtests import _resampling
+from kmtests.null import permutation as _resampling
 from kmtests.estimators import BKMSE, FKMSE, KME, SKMSE
 from kmtests.kernels import Gaussian, Polynomial, median_bandwidth
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import kmtests
-from kmtests import _resampling
+from kmtests.null import permutation as _resampling
 from kmtests.engines.hsic import PairedGrams, centre, hsic_statistics
 from kmtests.engines.mmd import PooledGram, mmd_statistics
-from kmtests.independence import expected_cose_gram, symmetric_cose_gram
+from kmtests.statistics.tuning import expected_cose_gram, symmetric_cose_gram
 from kmtests.estimators import BKMSE, FKMSE, KME, MKME, MMKME, SKMSE, Landweber, make
 from kmtests.estimators.marginalized import inflated_kernel
 from kmtests.kernels import Gaussian

@@ -67,9 +67,11 @@ def test_unknown_names_list_valid_choices(xy):
         kmtests.independence_test(x, x, kernel_y="nope")
     with pytest.raises(ValueError, match="`estimator` must be one of .*'kme'"):
         kmtests.two_sample_test(x, y, estimator="nope")
-    with pytest.raises(ValueError, match="`method` must be one of 'gamma', 'permutation'"):
+    with pytest.raises(ValueError, match="`method` must be one of 'gamma', 'normal', "
+                       "'permutation', 'wild'"):
         kmtests.two_sample_test(x, y, method="bootstrap")
-    with pytest.raises(ValueError, match="`statistic` must be one of 'biased', 'unbiased'"):
+    with pytest.raises(ValueError, match="`statistic` must be one of 'biased', 'regularized', "
+                       "'unbiased'"):
         kmtests.independence_test(x, x, statistic="u")
     with pytest.raises(TypeError, match="`estimator` must be an estimator name"):
         kmtests.two_sample_test(x, y, estimator=3)
@@ -167,7 +169,8 @@ def test_gamma_restrictions(xy):
     x, y = xy
     with pytest.raises(ValueError, match="method='gamma' approximates the null of the biased"):
         kmtests.two_sample_test(x, y, method="gamma")  # default statistic is unbiased
-    with pytest.raises(ValueError, match="method='gamma' approximates the null of HSIC_b"):
+    with pytest.raises(ValueError, match="method='gamma' approximates the null of the biased "
+                       "KME statistic HSIC_b"):
         kmtests.independence_test(x, x, method="gamma", statistic="unbiased")
     with pytest.raises(ValueError, match="at least 6 observations"):
         kmtests.independence_test(x[:5], x[:5], method="gamma")

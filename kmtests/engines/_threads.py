@@ -1,11 +1,34 @@
-"""Thread-count control for the jitted permutation loops."""
+"""Thread counts: the one home of `n_jobs` (validation, resolution, numba threads)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import numbers
-from typing import Iterator
+from typing import Any, Iterator
+
+
+def check_n_jobs(n_jobs: Any) -> int | None:
+    """None, -1 (all CPUs) or 1..cpu_count; anything else raises."""
+    import numpy as np
+
+    if n_jobs is None:
+        return None
+    n_cpu = os.cpu_count() or 1
+    msg = (f"`n_jobs` must be None, -1 (all CPUs) or an integer from 1 to {n_cpu} (the "
+           f"number of CPUs); got {n_jobs!r}.")
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(msg)
+    if int(n_jobs) == -1:
+        return n_cpu
+    if not 1 <= int(n_jobs) <= n_cpu:
+        raise ValueError(msg)
+    return int(n_jobs)
+
+
+def thread_count(n_jobs: int | None) -> int:
+    """The number of threads `n_jobs` stands for (None: all CPUs)."""
+    return resolve_n_jobs(n_jobs) or os.cpu_count() or 1
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int | None:

@@ -60,6 +60,8 @@ class PairedGrams:
 
     Kc: np.ndarray
     Lc: np.ndarray
+    #: True when ``Kc`` is the second variable's (the first one is permuted)
+    swapped: bool = False
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -80,7 +82,7 @@ class PairedGrams:
         putting the pair in an order fixed by the matrices themselves makes the
         Monte Carlo p-value, for a given seed, identical too.
         """
-        return cls(Lc, Kc) if _key(Lc) < _key(Kc) else cls(Kc, Lc)
+        return cls(Lc, Kc, True) if _key(Lc) < _key(Kc) else cls(Kc, Lc)
 
     @property
     def n(self) -> int:
@@ -106,6 +108,29 @@ class PairedGrams:
             return max(abs(float(M.min())), abs(float(M.max())))
 
         return self._get("scale", lambda: absmax(self.Kc) * absmax(self.Lc))
+
+    @property
+    def trK(self) -> float:
+        """``tr Kc`` (of the matrix that is not permuted)."""
+        return float(self.dK.sum())
+
+    @property
+    def trL(self) -> float:
+        """``tr Lc`` (of the permuted one)."""
+        return float(self.dL.sum())
+
+    def pair_sums(self, perms: np.ndarray, n_jobs: int | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """``(S_p, D_p)`` for every permutation (:func:`pair_sums`), on `n_jobs` threads."""
+        from ._threads import numba_threads
+
+        with numba_threads(n_jobs):
+            return pair_sums(self, perms)
+
+    def norm(self) -> float:
+        """``||Kc||_F ||Lc||_F``: a function of the marginals only (FUSE's normaliser)."""
+        return float(np.sqrt(np.einsum("ij,ij->", self.Kc, self.Kc))
+                     * np.sqrt(np.einsum("ij,ij->", self.Lc, self.Lc)))
 
 
 def pair_sums(pg: PairedGrams, perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -54,15 +54,17 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
 from ..estimators._rules import Rule, Uniform
+from ._base import Engine, Requirements
 from ._values import Values
 from .mmd import mmd_uniform, split_sums
 
-__all__ = ["Features", "FeaturePooled", "RFF_KERNELS", "check_rff_kernel", "feature_map",
+__all__ = ["DEFAULT_FEATURES", "Features", "FeaturePooled", "LowRankPair", "Nystrom", "RFF",
+           "RFF_KERNELS", "check_rff_kernel", "feature_map",
            "lowrank_hsic_values", "lowrank_mmd_values", "nystrom_features", "oriented",
            "rff_features"]
 
@@ -92,6 +94,11 @@ class Features:
         The number of features drawn (landmarks or frequencies).
     rank : int
         The number of columns kept (Nyström: the eigenvalues above the tolerance).
+    a, c : ndarray or None, float
+        The offsets ``K = P + a 1' + 1 a' + c`` of the kernel relative to the
+        positive semi-definite ``P`` the features approximate (linear and distance
+        kernels: ``P`` is computed from the centred data; see
+        :mod:`kmtests.engines.tiles`). They vanish from every KME statistic.
     """
 
     phi: np.ndarray
@@ -99,14 +106,19 @@ class Features:
     method: str
     n_features: int
     rank: int
+    a: np.ndarray | None = None
+    c: float = 0.0
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def centred(cls, phi: np.ndarray, method: str, n_features: int) -> "Features":
-        """From uncentred features (centred in place)."""
+    def centred(cls, phi: np.ndarray, method: str, n_features: int,
+                a: np.ndarray | None = None, c: float = 0.0) -> "Features":
+        """From uncentred features (centred in place); `a`, `c` the offsets of the kernel
+        relative to the one the features approximate (``K = P + a1' + 1a' + c``,
+        :mod:`kmtests.engines.tiles`)."""
         mean = phi.mean(axis=0)
         phi -= mean
-        return cls(phi, mean, method, n_features, phi.shape[1])
+        return cls(phi, mean, method, n_features, phi.shape[1], a, c)
 
     @property
     def n(self) -> int:
@@ -139,19 +151,26 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
                      rng: np.random.Generator) -> Features:
     """Nyström features of `z` with `n_features` landmarks drawn from `z` by `rng`.
 
-    `kernel` must be fitted (its bandwidth resolved). Eigenvalues of the
-    landmarks' Gram matrix below ``_RTOL`` times the largest are dropped:
-    ``Features.rank`` may be smaller than `n_features`.
+    `kernel` must be fitted (its bandwidth resolved). The landmarks are drawn
+    from the points in lexicographic order, so they are a function of the *set*
+    of points and of `rng` (a permutation test that rearranges the points keeps
+    the same features: exact). The kernel is evaluated through
+    :class:`~kmtests.engines.tiles.KernelTiles` (the linear and distance kernels
+    from the centred data). Eigenvalues of the landmarks' Gram matrix below
+    ``_RTOL`` times the largest are dropped: ``Features.rank`` may be smaller
+    than `n_features`.
     """
+    from .tiles import KernelTiles
+
     z = np.ascontiguousarray(z, dtype=np.float64)
     n = z.shape[0]
     m = min(int(n_features), n)
-    idx = np.sort(rng.choice(n, size=m, replace=False))
-    zl = z[idx]
-    Kmm = np.asarray(kernel.gram(zl), dtype=np.float64)
+    tiles = KernelTiles(kernel, z)
+    order = np.lexsort(tiles.z.T[::-1]) if z.shape[1] else np.arange(n)
+    # landmarks in lexicographic order of their values: canonical, whatever the rows' order
+    idx = order[np.sort(rng.choice(n, size=m, replace=False))]
+    Kmm = tiles.psd(idx, idx)
     Kmm = 0.5 * (Kmm + Kmm.T)
-    if not np.all(np.isfinite(Kmm)):
-        raise ValueError(f"{kernel.phrase()} has non-finite values on the landmarks.")
     s, U = np.linalg.eigh(Kmm)
     top = float(s[-1]) if s.size else 0.0
     if not top > 0.0:
@@ -162,14 +181,14 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
     phi = np.empty((n, T.shape[1]))
     for a in range(0, n, _ROWS):
         b = min(a + _ROWS, n)
-        np.matmul(np.asarray(kernel.gram(z[a:b], zl), dtype=np.float64), T, out=phi[a:b])
+        np.matmul(tiles.psd(np.arange(a, b), idx), T, out=phi[a:b])
     # the landmarks' rows from K_mm itself: a cross Gram matrix may put a rounding
-    # distance (sqrt(eps) for the Laplacian) between a point and itself
+    # distance between a point and itself
     phi[idx] = Kmm @ T
     if not np.all(np.isfinite(phi)):
         raise ValueError(f"{kernel.phrase()} has non-finite values between the points and "
                          "the Nyström landmarks.")
-    return Features.centred(phi, "nystrom", m)
+    return Features.centred(phi, "nystrom", m, tiles.a, tiles.c)
 
 
 def check_rff_kernel(kernel: Any) -> None:
@@ -232,15 +251,27 @@ class FeaturePooled:
         return self.f.n
 
     @property
+    def _abar(self) -> float:
+        return float(self.f.a.mean()) if self.f.a is not None and self.f.n else 0.0
+
+    @property
     def g(self) -> float:
-        return float(self.f.mean @ self.f.mean)
+        return float(self.f.mean @ self.f.mean) + 2.0 * self._abar + self.f.c
 
     @property
     def r(self) -> np.ndarray:
         if "r" not in self.f._cache:
-            self.f._cache["r"] = self.f.phi @ self.f.mean + self.g
+            gp = float(self.f.mean @ self.f.mean)
+            r = self.f.phi @ self.f.mean + gp
+            if self.f.a is not None:
+                r = r + self.f.a + self._abar + self.f.c
+            self.f._cache["r"] = r
         out: np.ndarray = self.f._cache["r"]
         return out
+
+    @property
+    def info(self) -> str:
+        return _info(self.f.method, [self.f])
 
     @property
     def r_max(self) -> float:
@@ -371,3 +402,200 @@ def lowrank_hsic_values(fx: Features, fy: Features, perms: np.ndarray, rule: Rul
     S, D = _pair_sums(fx, fy, perms, n_jobs)
     return hsic_uniform(S, D, fx.n, float(fx.sqnorms.sum()), float(fy.sqnorms.sum()),
                         fx.kc_max * fy.kc_max, rule, unbiased)
+
+
+class LowRankPair:
+    """The two variables' features, as the source of the HSIC statistics.
+
+    `fy` is the permuted one; the sums are those of :mod:`kmtests.engines.hsic` on
+    the approximate centred Gram matrices.
+    """
+
+    def __init__(self, fx: Features, fy: Features, swapped: bool = False) -> None:
+        self.fx, self.fy = fx, fy
+        self.swapped = swapped
+
+    @property
+    def n(self) -> int:
+        return self.fx.n
+
+    @property
+    def trK(self) -> float:
+        return float(self.fx.sqnorms.sum())
+
+    @property
+    def trL(self) -> float:
+        return float(self.fy.sqnorms.sum())
+
+    @property
+    def scale(self) -> float:
+        return self.fx.kc_max * self.fy.kc_max
+
+    def pair_sums(self, perms: np.ndarray, n_jobs: int | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        return _pair_sums(self.fx, self.fy, perms, n_jobs)
+
+    def norm(self) -> float:
+        """``||Kc||_F ||Lc||_F`` of the approximate Gram matrices (from ``Phi'Phi``)."""
+        def fro(f: Features) -> float:
+            G = f.phi.T @ f.phi
+            return float(np.sqrt(np.einsum("ij,ij->", G, G)))
+
+        return fro(self.fx) * fro(self.fy)
+
+    @property
+    def info(self) -> str:
+        return _info(self.fx.method, [self.fx, self.fy])
+
+
+#: the default number of features (landmarks or frequencies)
+DEFAULT_FEATURES = 200
+
+_LABEL = {"nystrom": "Nyström", "rff": "random Fourier"}
+
+
+def _info(engine: str, feats: list[Features]) -> str:
+    """E.g. ``200 landmarks, rank 187, approximate statistic`` (x/y for HSIC)."""
+    def joined(vals: list[int]) -> str:
+        return str(vals[0]) if len(set(vals)) == 1 else "/".join(map(str, vals))
+
+    what = "landmarks" if engine == "nystrom" else "features"
+    each = " each" if len(feats) > 1 else ""
+    return (f"{joined([f.n_features for f in feats])} {what}{each}, rank "
+            f"{joined([f.rank for f in feats])}, approximate statistic")
+
+
+def lowrank_batch(n: int, n_resamples: int) -> int:
+    """Splits per batch of the MMD: whole chunks of the products (a smaller batch pads its
+    last chunk: wasted products), as many as take at most 10% of the available memory (at
+    least 512 MB) as permutation indices and byte masks."""
+    from .._guards import available_memory
+
+    free = available_memory()
+    budget = max(0.1 * (free if free is not None else 4e9), 512e6)
+    chunks = max(1, int(budget // (17.0 * n * _CHUNK)))  # indices (2 copies) and mask
+    return int(min(chunks * _CHUNK, -(-n_resamples // _CHUNK) * _CHUNK))
+
+
+def _variable_rngs(gen: np.random.Generator, x: Any, y: Any
+                   ) -> tuple[np.random.Generator, np.random.Generator]:
+    """One generator per variable, assigned by the *set* of its points (not by the argument
+    position, nor by the order of the rows), so ``independence_test(y, x)`` draws each
+    variable's features as ``independence_test(x, y)`` does, and a permutation of the rows
+    of either variable draws the same features (the permutation test stays exact)."""
+    from ..problems.data import content_key
+
+    first, second = gen.spawn(2)
+    return (first, second) if content_key(x) <= content_key(y) else (second, first)
+
+
+class _LowRank(Engine):
+    """Base of the low-rank engines: features drawn once, from the test's `rng`."""
+
+    approximate: ClassVar[bool] = True
+    options: ClassVar[tuple[str, ...]] = ("n_features",)
+
+    def __init__(self, n_features: int | None = None, note: str = "") -> None:
+        super().__init__(note)
+        from .._validation import check_positive_int
+
+        self.n_features = (DEFAULT_FEATURES if n_features is None
+                           else check_positive_int(n_features, "n_features"))
+
+    def supports(self, req: Requirements) -> str | None:
+        for role, k in req.kernels.items():
+            if getattr(k, "name", "") == "precomputed":
+                arg = "kernel" if role == "kernel" else f"kernel_{role}"
+                return (f"engine={self.name!r} computes features from the data; with "
+                        f"{arg}='precomputed' the Gram matrix is given: use engine='exact'.")
+        if req.gram.startswith("tuning='pooled'"):
+            return (f"engine={self.name!r} tunes the estimator on every permutation "
+                    "(tuning='permutation'); tuning='pooled' needs the Gram matrix in "
+                    "memory (engine='exact').")
+        return super().supports(req)
+
+    def _features(self, kernel: Any, z: np.ndarray, gen: np.random.Generator) -> Features:
+        return feature_map(self.name, kernel, z, self._r(z.shape[0]), gen)
+
+    def _r(self, n: int) -> int:
+        return min(self.n_features, n) if self.name == "nystrom" else self.n_features
+
+    def clip_note(self, n: int) -> str:
+        """A note when Nyström's features were clipped to the points."""
+        if self.name == "nystrom" and self.n_features > n:
+            return (f"n_features = {self.n_features} is more than the {n} points: every "
+                    "point is a Nyström landmark")
+        return ""
+
+    def notes(self, statistic: str, n: int) -> list[str]:
+        out = super().notes(statistic, n)
+        if self.clip_note(n):
+            out.append(self.clip_note(n))
+        out.append(f"approximate statistic: {statistic} of the {_LABEL[self.name]} "
+                   "approximation of the kernel; the permutation p-value is exact for this "
+                   "statistic, not for the kernel's own")
+        return ["; ".join(out)]
+
+    def pooled(self, kernel: Any, z: np.ndarray, *, rng: Any = None,
+               scale: float = 1.0) -> FeaturePooled:
+        from .._rng import child
+
+        return FeaturePooled(self._features(kernel, z, child(rng, "features")))
+
+    def paired(self, kx: Any, x: np.ndarray, ky: Any, y: np.ndarray, *, rng: Any = None,
+               scales: tuple[float, float] = (1.0, 1.0), orientation: bool | None = None
+               ) -> LowRankPair:
+        from .._rng import child
+
+        gx, gy = _variable_rngs(child(rng, "features"), x, y)
+        fx, fy = self._features(kx, x, gx), self._features(ky, y, gy)
+        if orientation is None:
+            a, b = oriented(fx, fy)
+            return LowRankPair(a, b, a is fy)
+        return LowRankPair(fy, fx, True) if orientation else LowRankPair(fx, fy)
+
+    def memory(self, req: Requirements, n: int, dims: Mapping[str, int],
+               batch: int) -> tuple[float, str, str]:
+        r = self._r(n)
+        if req.scheme == "split":
+            d = dims.get("kernel", 0)
+            blocks = -(-n // _ROWS)
+            need = (8.0 * n * (d + 2 * r + 8) + 8.0 * r * r * 3 + _CHUNK * n
+                    + 8.0 * _CHUNK * (2 * _ROWS + r * (blocks + 1)) + 9.0 * n * batch)
+            what = f"the {self.name} engine's {r} features of {n} points take"
+            advice = "Use fewer features (`n_features`) or test a random subsample."
+        else:
+            d = sum(dims.values())
+            need = 8.0 * n * (d + 3 * r + 4) + 8.0 * r * r * 4 + 8.0 * 8192 * r
+            what = f"the {self.name} engine's {r} features of each variable ({n} points) take"
+            advice = ("Use fewer features (`n_features`) or test a random subsample of the "
+                      "pairs.")
+        from .._guards import format_bytes
+
+        return need, f"{what} {format_bytes(need)}", advice
+
+    def batch(self, scheme: str, n: int, n_resamples: int) -> int | None:
+        return lowrank_batch(n, n_resamples) if scheme == "split" else None
+
+
+class Nystrom(_LowRank):
+    """``engine="nystrom"``: Nyström features of any kernel (``n_features`` landmarks)."""
+
+    name: ClassVar[str] = "nystrom"
+
+
+class RFF(_LowRank):
+    """``engine="rff"``: random Fourier features of the Gaussian, ARD Gaussian and
+    Laplacian kernels (``n_features`` frequencies)."""
+
+    name: ClassVar[str] = "rff"
+
+    def supports(self, req: Requirements) -> str | None:
+        for k in req.kernels.values():
+            if getattr(k, "name", "") not in RFF_KERNELS + ("precomputed",):
+                name = getattr(k, "name", type(k).__name__)
+                return ("engine='rff' draws random Fourier features of the Gaussian, ARD "
+                        "Gaussian and Laplacian kernels (kernel='gaussian', 'ard' or "
+                        f"'laplacian'); the {name} kernel has none here. Use "
+                        "engine='nystrom', which approximates any kernel.")
+        return super().supports(req)

@@ -153,9 +153,37 @@ def within_sums(K: np.ndarray, perms: np.ndarray, n_x: int,
         return _within_sums(K, perms, n_x)
 
 
+def quadratic_forms(K: np.ndarray, A: np.ndarray, n_jobs: int | None = None) -> np.ndarray:
+    """``a_b' K a_b`` for every row ``a_b`` of `A` (real-valued rows), with the
+    block-triangular, fixed-shape products of :func:`within_sums`: a row's value does not
+    depend on the other rows, nor on how the rows are batched."""
+    from ._loop import blas_threads
+    from ._threads import resolve_n_jobs
+
+    def fill(buf: np.ndarray, start: int, stop: int) -> None:
+        buf.fill(0.0)
+        buf[: stop - start] = A[start:stop]
+
+    n = resolve_n_jobs(n_jobs)
+    if n is None and K.shape[0] < _SMALL_N:
+        n = 1
+    if n is None:
+        return _quad_forms(K, A.shape[0], fill)
+    with blas_threads(n):
+        return _quad_forms(K, A.shape[0], fill)
+
+
 def _within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
+    def fill(buf: np.ndarray, start: int, stop: int) -> None:
+        _membership_into(buf, perms[start:stop], n_x)
+
+    return _quad_forms(K, perms.shape[0], fill)
+
+
+def _quad_forms(K: np.ndarray, n_rows: int, fill: Any) -> np.ndarray:
+    """``a'Ka`` for `n_rows` rows, written chunk by chunk into a ``_CHUNK x N`` buffer by
+    ``fill(buffer, start, stop)`` (unused rows zero)."""
     n_total = K.shape[0]
-    n_rows = perms.shape[0]
     starts = range(0, n_total, _BLOCK)
     work = np.empty(_CHUNK * n_total)  # one buffer; block i uses its first rows x (N - s_i)
     bufs = [work[: _CHUNK * (n_total - s)].reshape(_CHUNK, n_total - s) for s in starts]
@@ -164,7 +192,7 @@ def _within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:
     out = np.empty(n_rows)
     for start in range(0, n_rows, _CHUNK):
         stop = min(start + _CHUNK, n_rows)
-        _membership_into(A, perms[start:stop], n_x)
+        fill(A, start, stop)
         acc.fill(0.0)
         for s, buf in zip(starts, bufs):
             e = min(s + _BLOCK, n_total)

@@ -35,52 +35,20 @@ their partial sums are added in the same order as locally (the same p-value).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
+from .._guards import available_memory, format_bytes
+from ._base import Engine, Requirements
 from ._values import Values
 from .mmd import _CHUNK, _membership_into
+from .tiles import KernelTiles
 
-__all__ = ["TILE", "StreamedGram", "row_block_sums"]
+__all__ = ["TILE", "Streamed", "StreamedGram", "row_block_sums", "streamed_batch"]
 
 #: tile width (fixed: the tiles' shapes must depend on N only)
 TILE = 2048
-
-
-class TileSource:
-    """Kernel values ``K[I, J] - offset`` of the pooled points, computed on demand."""
-
-    def __init__(self, kernel: Any, z: np.ndarray, name: str = "the pooled sample") -> None:
-        from ..kernels import _BandwidthKernel
-
-        self.kernel = kernel
-        self.n = z.shape[0]
-        self.offset = 0.0
-        if isinstance(kernel, _BandwidthKernel):
-            zs, _, top = kernel._prescale(np.asarray(z, dtype=np.float64), None, name)
-            self.z = np.ascontiguousarray(zs)
-            self.top2 = top * top
-            self.offset = 1.0  # tiles hold k - 1 (expm1): the differences keep their digits
-            self._radial = True
-        else:
-            self.z = np.ascontiguousarray(z, dtype=np.float64)
-            self._radial = False
-
-    def tile(self, i0: int, i1: int, j0: int, j1: int) -> np.ndarray:
-        """``K[i0:i1, j0:j1] - offset`` (a new array)."""
-        from ..kernels import _sqdist_unit
-
-        a = self.z[i0:i1]
-        if self._radial:
-            D = _sqdist_unit(a) if (i0, i1) == (j0, j1) else _sqdist_unit(a, self.z[j0:j1])
-            D *= self.top2
-            t = self.kernel._exponent(D)
-            return np.expm1(t, out=t)
-        if (i0, i1) == (j0, j1):
-            T = np.asarray(self.kernel.gram(a), dtype=np.float64)
-            return np.array(0.5 * (T + T.T))
-        return np.array(self.kernel.gram(a, self.z[j0:j1]), dtype=np.float64)
 
 
 def _bounds(n: int) -> list[tuple[int, int]]:
@@ -93,27 +61,29 @@ class StreamedGram:
 
     Attributes
     ----------
-    tiles : TileSource
+    tiles : KernelTiles
     r, g, diag : the row means, grand mean and diagonal of ``K``.
-    r_stored, g_stored : the same without the tiles' offset (to centre tiles).
+    r_stored, g_stored, diag_stored : the same of the stored tiles (``P - offset``, see
+        :mod:`kmtests.engines.tiles`), which centre to the same ``Kc``.
     kc_max : float
         A bound on ``max |Kc|`` (``max|K - offset| + 2 max|r_stored| +
         |g_stored|``): the rounding scale of the statistics.
     """
 
-    tiles: TileSource
+    tiles: KernelTiles
     r: np.ndarray
     g: float
     diag: np.ndarray
     r_stored: np.ndarray
     g_stored: float
     kc_max: float
+    diag_stored: np.ndarray
 
     @classmethod
     def build(cls, kernel: Any, z: np.ndarray, name: str = "the pooled sample",
               progress: Callable[[int], None] | None = None) -> "StreamedGram":
         """First pass: row means, diagonal and extremes, tile by tile (checked finite)."""
-        src = TileSource(kernel, z, name)
+        src = KernelTiles(kernel, z, name)
         n = src.n
         rows = np.zeros(n)
         diag = np.empty(n)
@@ -121,11 +91,8 @@ class StreamedGram:
         for bi, (i0, i1) in enumerate(_bounds(n)):
             part = np.zeros(i1 - i0)
             for (j0, j1) in _bounds(n)[bi:]:
-                T = src.tile(i0, i1, j0, j1)
-                tlo, thi = float(T.min()), float(T.max())
-                if not (np.isfinite(tlo) and np.isfinite(thi)):
-                    _raise_not_finite(kernel, name)
-                lo, hi = min(lo, tlo), max(hi, thi)
+                T = src.block(i0, i1, j0, j1)
+                lo, hi = min(lo, float(T.min())), max(hi, float(T.max()))
                 part += T.sum(axis=1)
                 if j0 == i0:
                     diag[i0:i1] = np.diagonal(T)
@@ -138,8 +105,8 @@ class StreamedGram:
         g = float(r.mean())
         kmax = max(abs(lo), abs(hi))
         bound = kmax + 2.0 * float(np.max(np.abs(r))) + abs(g)
-        off = src.offset
-        return cls(src, r + off, g + off, diag + off, r, g, bound)
+        r_raw, g_raw, d_raw = src.raw_offsets(r, g, diag)
+        return cls(src, r_raw, g_raw, d_raw, r, g, bound, diag)
 
     # -- the interface of PooledGram used by the uniform-rule statistics --------------------
     @property
@@ -152,7 +119,7 @@ class StreamedGram:
 
     @property
     def diag_c(self) -> np.ndarray:
-        return (self.diag - self.tiles.offset) - 2.0 * self.r_stored + self.g_stored
+        return self.diag_stored - 2.0 * self.r_stored + self.g_stored
 
     def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
                     ) -> np.ndarray:
@@ -182,7 +149,7 @@ def row_block_sums(sg: StreamedGram, A: np.ndarray, bi: int) -> np.ndarray:
     out = np.zeros(A.shape[0])
     P = np.empty((_CHUNK, TILE))
     for (j0, j1) in bounds[bi:]:
-        T = sg.tiles.tile(i0, i1, j0, j1)
+        T = sg.tiles.block(i0, i1, j0, j1)
         T -= sg.r_stored[i0:i1, None] + sg.r_stored[None, j0:j1]
         T += sg.g_stored
         m = 1.0 if j0 == i0 else 2.0
@@ -219,15 +186,56 @@ def _distributed_backend() -> bool:
     return "dask" in type(backend).__name__.lower()
 
 
-def _raise_not_finite(kernel: Any, name: str) -> None:
-    raise ValueError(f"the Gram matrix of {name} has non-finite values with "
-                     f"{kernel.phrase()}: the kernel overflows on these data; rescale the data "
-                     "or choose another bandwidth or kernel.")
-
-
 def streamed_mmd_values(sg: StreamedGram, perms: np.ndarray, n_x: int, rule: Any,
                         unbiased: bool, n_jobs: int | None = None) -> Values:
     """MMD^2 of every split for a uniform rule, from the streamed sums."""
     from .mmd import mmd_uniform, split_sums
 
     return mmd_uniform(sg, split_sums(sg, perms, n_x, n_jobs), n_x, rule, unbiased)
+
+
+#: the membership chunk of one pass over the tiles is at most this share of free memory
+_CHUNK_SHARE = 0.1
+
+
+def streamed_batch(n: int, n_resamples: int) -> int:
+    """Splits per pass over the Gram tiles: all of them if their memberships (8 N bytes
+    each, plus the indices) take at most 10% of the available memory (at least 512 MB);
+    every pass recomputes the kernel values."""
+    free = available_memory()
+    budget = max(_CHUNK_SHARE * (free if free is not None else 4e9), 512e6)
+    per = 16.0 * n
+    return int(max(128, min(n_resamples, budget // per)))
+
+
+class Streamed(Engine):
+    """``engine="streamed"``: the exact two-sample statistics of the uniform-weight
+    estimators without the N x N Gram matrix (tiles computed on the fly)."""
+
+    name: ClassVar[str] = "streamed"
+    schemes: ClassVar[tuple[str, ...]] = ("split",)
+    pair_values: ClassVar[bool] = True
+
+    def supports(self, req: Requirements) -> str | None:
+        if req.scheme == "split" and req.gram.startswith("tuning='pooled'"):
+            return ("engine='streamed' tunes the estimator on every permutation "
+                    "(tuning='permutation'); tuning='pooled' needs the pooled Gram matrix in "
+                    "memory (engine='exact').")
+        return super().supports(req)
+
+    def pooled(self, kernel: Any, z: np.ndarray, *, rng: Any = None,
+               scale: float = 1.0) -> StreamedGram:
+        if scale != 1.0:  # pragma: no cover - marginalized estimators are refused
+            raise ValueError("engine='streamed' computes the kernel as given.")
+        return StreamedGram.build(kernel, z)
+
+    def memory(self, req: Requirements, n: int, dims: Mapping[str, int],
+               batch: int) -> tuple[float, str, str]:
+        d = dims.get("kernel", 0)
+        need = 8.0 * n * (3 * d + 8) + 4 * 8.0 * TILE * TILE + 8.0 * n * batch
+        return (need, f"the streamed engine's buffers for {n} points take {format_bytes(need)}",
+                "Use fewer permutations per pass (`batch`), or an approximate engine "
+                "(engine='nystrom' or 'rff', n_features=...).")
+
+    def batch(self, scheme: str, n: int, n_resamples: int) -> int | None:
+        return streamed_batch(n, n_resamples)

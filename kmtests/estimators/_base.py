@@ -45,6 +45,9 @@ class KernelMeanEstimator(abc.ABC):
 
     name: ClassVar[str] = "base"
     label: ClassVar[str] = "base"
+    #: True when the estimator acts through a transformation of the kernel
+    #: (:meth:`transform_kernel`), so that an engine knows it without tuning it
+    transforms_kernel: ClassVar[bool] = False
 
     # -- the contract ------------------------------------------------------
     @abc.abstractmethod

@@ -284,6 +284,8 @@ class MarginalizedEstimator(KernelMeanEstimator):
     variances and then :func:`marginalized_gram` / :func:`inflated_kernel`.
     """
 
+    transforms_kernel: ClassVar[bool] = True
+
     sigma2_range: tuple[float, float] = (1e-6, 1e2)
     grid_size: int = 41
 

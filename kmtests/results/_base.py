@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
-from ._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
+from .._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
                        format_pvalue, html_settings_table, result_table,
                        settings_table)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .estimators import KernelMeanEstimator
-    from .kernels import Kernel
-    from .null import NullMethod
+    from ..estimators import KernelMeanEstimator
+    from ..kernels import Kernel
+    from ..null import NullMethod
 
 __all__ = ["IndependenceResult", "KernelTestResult", "TwoSampleResult"]
 

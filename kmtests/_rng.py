@@ -1,0 +1,70 @@
+"""One home for randomness: the root generator of a call and its keyed children.
+
+A test draws everything random from the `rng` it is given (scipy's SPEC-7
+convention, :func:`generator`). The permutations (or bootstrap multipliers) are
+drawn from that generator's own stream; anything else random — the features of
+a low-rank engine, the held-out points of a split statistic — comes from a
+*child* generator keyed by its role (:func:`child`), so that adding a random
+step for one role never shifts the stream of another, and a seed gives the
+same permutations whatever engine or statistic is used.
+
+The children are ``SeedSequence(entropy, spawn_key=root_key + (KEYS[role],))``:
+deterministic functions of the root seed (not of how many children were drawn
+before). The roles ``"features"`` and ``"split"`` share index 0, the first
+child of 0.2's ``spawn(1)``, so their draws are as in 0.2; they never meet in
+one test.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._typing import SeedLike
+
+__all__ = ["KEYS", "child", "generator", "seed_of"]
+
+#: spawn index of each role's child generator
+KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2}
+
+
+def generator(rng: SeedLike) -> np.random.Generator:
+    """`rng` as a Generator (scipy's SPEC-7 convention); a Generator is used as given."""
+    from ._validation import check_rng
+
+    return check_rng(rng)
+
+
+def child(rng: SeedLike, role: str) -> np.random.Generator:
+    """The child generator of `rng` for `role` (see :data:`KEYS`).
+
+    For the same `rng` value (an int, a SeedSequence, or a Generator built from
+    one) the child is always the same, however often it is asked for.
+
+    Examples
+    --------
+    >>> a, b = child(5, "features"), child(5, "features")
+    >>> bool(a.integers(1000) == b.integers(1000))
+    True
+    """
+    if role not in KEYS:
+        raise KeyError(f"unknown random role {role!r}; known: {sorted(KEYS)}")
+    gen = generator(rng)
+    seq = gen.bit_generator.seed_seq
+    if not isinstance(seq, np.random.SeedSequence):
+        # a bit generator seeded without a SeedSequence (legacy seeding): derive one from
+        # the generator's stream (this consumes one draw of it)
+        seq = np.random.SeedSequence(int(gen.integers(2**63)))
+    kid = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, KEYS[role]),
+                                 pool_size=seq.pool_size)
+    return np.random.Generator(type(gen.bit_generator)(kid))
+
+
+def seed_of(rng: SeedLike) -> int | None:
+    """The integer seed to report in a result, when the user gave one."""
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        return int(rng)
+    if isinstance(rng, np.random.SeedSequence) and isinstance(rng.entropy, numbers.Integral):
+        return int(rng.entropy)
+    return None

@@ -1,0 +1,108 @@
+"""Null distributions of the kernel tests, as configuration objects.
+
+The tests take ``method="permutation"``, ``"gamma"``, ``"normal"`` or
+``"wild"``, or one of these objects, as scipy's hypothesis tests take
+``PermutationMethod`` (the registry :data:`METHODS`):
+
+* :class:`PermutationMethod` — the permutation null (exact level): all
+  arrangements when there are at most `n_resamples` of them, otherwise
+  `n_resamples` random ones (:mod:`kmtests.null.permutation`, the one
+  permutation loop; :mod:`kmtests.null.combine` combines the columns of an
+  aggregated statistic);
+* :class:`GammaMethod` — the moment-matched gamma approximation of the null
+  of the biased KME statistics (approximate; checked against the exact
+  permutation moments, see :doc:`/user_guide/gamma`);
+* :class:`NormalMethod` — the null of the linear-time two-sample statistics
+  (``engine="block"`` or ``"linear"``, where it is the default; approximate,
+  see :doc:`/user_guide/scale`);
+* :class:`WildBootstrap` — the wild bootstrap of the degenerate kernel
+  statistics (Chwialkowski et al., 2014; approximate), with i.i.d. Rademacher
+  multipliers or an autoregressive process for dependent data.
+
+The result of a test keeps the method object (``res.method``), and the
+method decides how the result describes its p-value: the method line, the
+Monte Carlo interval of a permutation p-value, the settings rows and the notes
+of ``summary()``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from kmtests import PermutationMethod, two_sample_test
+>>> gen = np.random.default_rng(0)
+>>> x, y = gen.normal(size=(30, 2)), gen.normal(0.5, size=(30, 2))
+>>> res = two_sample_test(x, y, method=PermutationMethod(n_resamples=499, rng=1))
+>>> res.method
+PermutationMethod(n_resamples=499, batch=None, rng=1, n_jobs=None, progress=None)
+>>> print(f"{res.pvalue:.3f}")
+0.012
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .._typing import SeedLike
+from ..engines._threads import check_n_jobs as check_n_jobs
+from ._base import NullMethod as NullMethod
+from ._base import NullOutcome as NullOutcome
+from ._base import RunContext as RunContext
+from .gamma import GammaMethod as GammaMethod
+from .normal import NormalMethod as NormalMethod
+from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
+from .permutation import PermutationMethod as PermutationMethod
+from .wild import WildBootstrap as WildBootstrap
+
+__all__ = ["DEFAULT_N_RESAMPLES", "GammaMethod", "METHODS", "NormalMethod", "NullMethod",
+           "PermutationMethod", "WildBootstrap", "check_n_jobs", "resolve_method"]
+
+#: the null methods by name
+METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma": GammaMethod,
+                                        "normal": NormalMethod, "wild": WildBootstrap}
+
+
+def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
+                   rng: SeedLike = None, n_jobs: Any = None, progress: Any = None,
+                   default: str = "permutation") -> NullMethod:
+    """A method name or object plus the tests' own keyword options -> a method object.
+
+    ``method=None`` stands for `default` (the statistic's own null). With a name,
+    the keyword options configure it (``n_resamples`` defaults to 9999); an option
+    the method does not take is an error. With an object, giving one of them as
+    well is an error (give it in one place); `n_jobs` may still be given to set
+    its threads.
+    """
+    given = {"n_resamples": n_resamples, "batch": batch, "rng": rng, "progress": progress,
+             "n_jobs": n_jobs}
+    if isinstance(method, NullMethod):
+        clash = [k for k, v in given.items() if v is not None and k != "n_jobs"]
+        if not method.test_options:
+            clash += ["n_jobs"] * (n_jobs is not None)
+            if clash:
+                raise ValueError(f"{type(method).__name__} has no permutations: "
+                                 f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
+            return method
+        if clash:
+            raise ValueError(f"give {', '.join(f'`{k}`' for k in clash)} either in `method` "
+                             f"({type(method).__name__}) or as an argument of the test, not "
+                             "both.")
+        if n_jobs is not None:
+            current = getattr(method, "n_jobs", None)
+            if current is not None and current != n_jobs:
+                raise ValueError("give `n_jobs` either in `method` or as an argument of the "
+                                 "test, not both.")
+            return replace(method, n_jobs=n_jobs)  # type: ignore[call-arg]
+        return method
+    name = default if method is None else method
+    if not isinstance(name, str) or name.lower() not in METHODS:
+        raise ValueError("`method` must be one of 'gamma', 'normal', 'permutation', 'wild', or "
+                         f"a method object of kmtests.null; got {method!r}.")
+    cls = METHODS[name.lower()]
+    clash = [k for k, v in given.items() if v is not None and k not in cls.test_options]
+    if clash:
+        raise ValueError(f"method={name.lower()!r} has no permutations: "
+                         f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
+    opts = {k: v for k, v in given.items() if v is not None}
+    if "n_resamples" in cls.test_options and "n_resamples" not in opts:
+        opts["n_resamples"] = DEFAULT_N_RESAMPLES
+    return cls(**opts)

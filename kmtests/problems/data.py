@@ -1,0 +1,264 @@
+"""Problems: the validated data of a test, by role, and the permutation scheme.
+
+A problem holds what is tested and which rearrangements leave the null
+distribution unchanged (:mod:`kmtests.problems.schemes`); it computes nothing.
+
+* :class:`TwoSampleProblem` — two samples, pooled (or their pooled Gram matrix),
+  arranged by :class:`~kmtests.problems.schemes.Split`;
+* :class:`IndependenceProblem` — two paired variables (each its data or its Gram
+  matrix), arranged by :class:`~kmtests.problems.schemes.Pairing`.
+
+pandas inputs are matched by name, never by position: two DataFrames compared
+column by column must have the same columns (``y``'s are put in ``x``'s order),
+and paired pandas variables are paired by their index labels (``y`` is put in
+``x``'s order; different labels are an error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._validation import as_sample, check_same_dim
+from .schemes import Pairing, Scheme, Split
+
+__all__ = ["IndependenceProblem", "TwoSampleProblem", "Variable", "content_key", "data_label",
+           "independence_problem", "two_sample_problem"]
+
+
+def _is_pandas(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "to_numpy")
+
+
+def data_label(data: Any, role: str) -> str:
+    """How the report names an input: a pandas Series' name or a DataFrame's columns."""
+    name = getattr(data, "name", None)
+    if _is_pandas(data):
+        if hasattr(data, "columns"):
+            cols = [str(c) for c in data.columns]
+            shown = ", ".join(cols[:4]) + (", ..." if len(cols) > 4 else "")
+            return f"{role}[{shown}]" if cols else role
+        if name is not None:
+            return str(name)
+    return role
+
+
+def align_columns(x: Any, y: Any) -> Any:
+    """`y` with its columns in `x`'s order when both are DataFrames (matched by name).
+
+    Raises when the two DataFrames do not have the same column labels: their
+    columns would otherwise be compared by position.
+    """
+    if not (_is_pandas(x) and _is_pandas(y) and hasattr(x, "columns")
+            and hasattr(y, "columns")):
+        return y
+    cx, cy = list(x.columns), list(y.columns)
+    if cx == cy:
+        return y
+    if len(set(cx)) == len(cx) and set(cx) == set(cy) and len(cy) == len(cx):
+        return y[cx]
+    only_x = [c for c in cx if c not in set(cy)]
+    only_y = [c for c in cy if c not in set(cx)]
+    raise ValueError(
+        "`x` and `y` are DataFrames with different columns (only in x: "
+        f"{only_x or '-'}; only in y: {only_y or '-'}): their columns are compared by name. "
+        "Select or rename the same columns in both (or pass arrays to compare them by "
+        "position).")
+
+
+def align_index(x: Any, y: Any) -> Any:
+    """`y` in `x`'s row order when both are pandas objects (pairs matched by index label).
+
+    Raises when the index labels differ as sets (or repeat): the pairing would
+    otherwise be by position, which pandas users do not expect.
+    """
+    if not (_is_pandas(x) and _is_pandas(y)):
+        return y
+    ix, iy = x.index, y.index
+    if ix.equals(iy):
+        return y
+    if ix.is_unique and iy.is_unique and len(ix) == len(iy) and set(ix) == set(iy):
+        return y.loc[ix]
+    raise ValueError(
+        "`x` and `y` are pandas objects with different index labels: paired observations "
+        "are matched by their index. Align them (e.g. `y = y.loc[x.index]`), or drop the "
+        "labels to pair them by position (`.reset_index(drop=True)` on both, or pass "
+        "arrays).")
+
+
+@dataclass(frozen=True, eq=False)
+class TwoSampleProblem:
+    """Two samples: the pooled data ``z`` (x first) or the pooled Gram matrix ``K``.
+
+    Attributes
+    ----------
+    z : ndarray or None
+        The pooled sample (``n_x + n_y`` rows; None when the Gram matrix is given).
+    K : ndarray or None
+        The pooled Gram matrix (``kernel="precomputed"``).
+    n_x, n_y : int
+    data_name : str
+    """
+
+    z: np.ndarray | None
+    K: np.ndarray | None
+    n_x: int
+    n_y: int
+    data_name: str = "x and y"
+    kind: ClassVar[str] = "two_sample"
+    roles: ClassVar[tuple[str, ...]] = ("kernel",)
+
+    @property
+    def n(self) -> int:
+        return self.n_x + self.n_y
+
+    @property
+    def scheme(self) -> Split:
+        return Split(self.n_x, self.n_y)
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return {"n_x": self.n_x, "n_y": self.n_y}
+
+    @property
+    def precomputed(self) -> bool:
+        return self.z is None
+
+    @property
+    def dims(self) -> dict[str, int]:
+        """Columns of the data by role (0 for a Gram matrix)."""
+        return {"kernel": 0 if self.z is None else int(self.z.shape[1])}
+
+    def with_data(self, z: np.ndarray, n_x: int, n_y: int) -> "TwoSampleProblem":
+        """The same problem on other data (e.g. after points were held out)."""
+        return TwoSampleProblem(z, None, n_x, n_y, self.data_name)
+
+
+@dataclass(frozen=True, eq=False)
+class Variable:
+    """One variable of an independence problem: its data, or its Gram matrix."""
+
+    data: np.ndarray | None
+    K: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        arr = self.data if self.data is not None else self.K
+        assert arr is not None
+        return int(arr.shape[0])
+
+    @property
+    def values(self) -> np.ndarray:
+        """The data, or the Gram matrix when it was given."""
+        out = self.data if self.data is not None else self.K
+        assert out is not None
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class IndependenceProblem:
+    """Two paired variables (rows of `x` paired with rows of `y`)."""
+
+    x: Variable
+    y: Variable
+    data_name: str = "x and y"
+    kind: ClassVar[str] = "independence"
+    roles: ClassVar[tuple[str, ...]] = ("x", "y")
+    _scheme: Scheme | None = field(default=None, repr=False)
+
+    @property
+    def n(self) -> int:
+        return self.x.n
+
+    @property
+    def scheme(self) -> Scheme:
+        return self._scheme if self._scheme is not None else Pairing(self.n)
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return {"n": self.n}
+
+    @property
+    def precomputed(self) -> bool:
+        return self.x.data is None or self.y.data is None
+
+    @property
+    def dims(self) -> dict[str, int]:
+        return {role: 0 if v.data is None else int(v.data.shape[1])
+                for role, v in (("x", self.x), ("y", self.y))}
+
+
+def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
+                       data_name: str | None = None) -> TwoSampleProblem:
+    """Validate two samples (or a pooled Gram matrix and ``n_x``) into a problem."""
+    if precomputed:
+        from .._gram import check_symmetric
+
+        K = as_sample(x, "x", min_size=4)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError("with kernel='precomputed', `x` must be the square pooled Gram "
+                             f"matrix; got shape {K.shape}.")
+        K = check_symmetric(K, "with kernel='precomputed', `x`")
+        if isinstance(y, (bool, np.bool_)) or not isinstance(y, (int, np.integer)):
+            raise TypeError("with kernel='precomputed', `y` must be the integer size of the "
+                            "first sample (its rows come first in `x`).")
+        n_x = int(y)
+        n_y = K.shape[0] - n_x
+        if n_x < 2 or n_y < 2:
+            raise ValueError("with kernel='precomputed', each sample must have at least 2 "
+                             f"observations; got {n_x} and {n_y}.")
+        return TwoSampleProblem(None, K, n_x, n_y, data_name or "x and y")
+    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
+    y = align_columns(x, y)
+    xa, ya = as_sample(x, "x"), as_sample(y, "y")
+    check_same_dim(xa, ya)
+    return TwoSampleProblem(np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0], name)
+
+
+def _variable(data: Any, name: str, precomputed: bool) -> Variable:
+    if precomputed:
+        from .._gram import check_symmetric
+
+        K = as_sample(data, name, min_size=2)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
+                             f"symmetric Gram matrix; got shape {K.shape}.")
+        return Variable(None, check_symmetric(K, f"with kernel_{name}='precomputed', `{name}`"))
+    return Variable(as_sample(data, name))
+
+
+def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
+                         precomputed_y: bool = False, data_name: str | None = None,
+                         min_size: int = 2) -> IndependenceProblem:
+    """Validate two paired variables (or their Gram matrices) into a problem."""
+    name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
+    if not (precomputed_x or precomputed_y):
+        y = align_index(x, y)
+    vx = _variable(x, "x", precomputed_x)
+    vy = _variable(y, "y", precomputed_y)
+    if vx.n != vy.n:
+        raise ValueError("`x` and `y` must have the same number of observations (paired "
+                         f"data); got {vx.n} and {vy.n}.")
+    if vx.n < min_size:
+        raise ValueError(f"this statistic needs at least {min_size} observations; got {vx.n}.")
+    return IndependenceProblem(vx, vy, name)
+
+
+def content_key(a: np.ndarray) -> bytes:
+    """A digest of the *set* of rows of `a` (rows sorted lexicographically first).
+
+    The same for any order of the rows, so choices made from it (which variable is
+    permuted, which generator draws a variable's features) are functions of what the
+    permutations leave unchanged, and keep the permutation tests exact.
+    """
+    import hashlib
+
+    arr = np.ascontiguousarray(a, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    order = np.lexsort(arr.T[::-1]) if arr.size else np.arange(arr.shape[0])
+    rows = np.ascontiguousarray(arr[order])
+    return hashlib.sha256(repr(arr.shape).encode() + rows.tobytes()).digest()
+

@@ -1,0 +1,173 @@
+"""The kernel MMD statistic with a kernel mean estimator (U- or V-form).
+
+``MMD^2_u`` (default for the KME, the uniform shrinkage and the marginalized
+estimators) or ``MMD^2_b`` (the squared distance of the estimated embeddings),
+on any engine that holds the pooled Gram matrix or its block sums
+(:mod:`kmtests.engines`); see :func:`kmtests.two_sample_test`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..engines import Engine, Requirements, Values
+from ..engines.mmd import mmd_general, mmd_uniform, split_sums
+from ..estimators import KME, KernelMeanEstimator
+from ..estimators._rules import General, Uniform
+from ..kernels import Kernel
+from ._base import FormInfo, KernelForm, Prepared, Statistic
+from .tuning import prepare_rule, reportable
+
+__all__ = ["KernelMMD", "describe_kernel", "statistic_name"]
+
+
+def statistic_name(base: str, est: KernelMeanEstimator) -> str:
+    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
+    return base if est.name == "kme" else f"{base}[{est.name}]"
+
+
+def describe_kernel(k: Kernel) -> str:
+    """A kernel in a member's label: ``gaussian bw=0.737`` (or its name)."""
+    bw = getattr(k, "bandwidth", None)
+    return f"{k.name} bw={float(bw):.3g}" if isinstance(bw, (float, int)) else k.name
+
+
+def gram_need(est: KernelMeanEstimator, tuning: str) -> str:
+    """Why an estimator needs the whole Gram matrix in memory ('' when it does not)."""
+    rule = est.rule()
+    if not isinstance(rule, Uniform):
+        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
+                "estimators with uniform weights - kme, skmse, bkmse, ... - run without it)")
+    if tuning == "pooled" and rule.fixed is None:
+        return ("tuning='pooled' needs (it tunes the estimator once on the pooled Gram "
+                "matrix)")
+    return ""
+
+
+class KernelMMD(Statistic):
+    """``MMD^2`` between the estimated embeddings of two samples.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel (its bandwidth may be ``"median"``: fitted on the pooled sample).
+    estimator : KernelMeanEstimator
+    unbiased : bool
+        U-form (within-sample diagonal terms dropped) or V-form.
+    """
+
+    name: ClassVar[str] = "mmd"
+    problem_kind: ClassVar[str] = "two_sample"
+
+    def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
+                 unbiased: bool = True) -> None:
+        self.kernel = kernel
+        self.estimator = estimator
+        self.unbiased = unbiased
+        estimator.rule()  # raises for estimators that cannot run inside a test
+
+    def __repr__(self) -> str:
+        return (f"KernelMMD(kernel={self.kernel!r}, estimator={self.estimator!r}, "
+                f"unbiased={self.unbiased})")
+
+    def label(self) -> str:
+        return statistic_name("MMD^2_u" if self.unbiased else "MMD^2_b", self.estimator)
+
+    def requirements(self, problem: Any, tuning: str) -> Requirements:
+        est = self.estimator
+        return Requirements("split", {"kernel": self.kernel}, gram=gram_need(est, tuning),
+                            marginalized=est.name if est.transforms_kernel else "")
+
+    def check(self, problem: Any, tuning: str) -> None:
+        if problem.precomputed:
+            self.estimator.transform_kernel(self.kernel, None)  # marginalized: raises
+
+    def offers(self, engine: Engine) -> frozenset[str]:
+        return frozenset({"values", "kernel_form"} if engine.holds_gram else {"values"})
+
+    def form(self) -> FormInfo:
+        rule = self.estimator.rule()
+        return FormInfo("mmd", self.label(), self.unbiased,
+                        isinstance(rule, Uniform) and rule.fixed == 1.0)
+
+    def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
+               ) -> tuple[float, str, str]:
+        need, what, advice = super().memory(problem, engine, tuning, batch)
+        if engine.holds_gram and tuning == "pooled" and not self.estimator.uniform:
+            need += 3 * 8.0 * problem.n ** 2  # the uncentred pooled Gram and its eigenvectors
+        return need, what, advice
+
+    def columns(self) -> list[tuple[str, dict[str, Any]]]:
+        form = "U" if self.unbiased else "V"
+        bw = getattr(self.kernel, "bandwidth", None)
+        return [(f"{describe_kernel(self.kernel)}, {self.estimator.name}, {form}",
+                 {"bandwidth": float(bw) if isinstance(bw, (float, int)) else None,
+                  "estimator": self.estimator.name, "form": form, "lam": None})]
+
+    def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
+        est, kern = self.estimator, self.kernel
+        note, tparams = "", {}  # type: tuple[str, dict[str, Any]]
+        if problem.z is None:
+            source = engine.pooled(kern, problem.K)
+        else:
+            kern = kern.fitted_to(problem.z, name="the pooled sample")
+            tk = est.transform_kernel(kern, problem.z)
+            if tk is None:
+                source = engine.pooled(kern, problem.z, rng=rng)
+            else:
+                c, infl, tparams = tk
+                source = engine.pooled(infl, problem.z, rng=rng, scale=c)
+                note = f"marginalized: {c:.4g} x {infl.describe()}"
+        cg = source.cg if engine.holds_gram else None
+        prep = prepare_rule(est, tuning, None if cg is None else cg.full, bool(note))
+        rule, n_x, unbiased, n = prep.rule, problem.n_x, self.unbiased, problem.n
+        params = {}
+        if tparams or prep.params:
+            params["pooled"] = reportable({**tparams, **prep.params})
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:
+            if isinstance(rule, General):
+                return mmd_general(source, perms, n_x, rule, n_jobs, unbiased)[0]
+            return mmd_uniform(source, split_sums(source, perms, n_x, n_jobs), n_x, rule,
+                               unbiased)
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            ident = np.arange(n, dtype=np.int64)[None, :]
+            if isinstance(rule, General):
+                vals, ps = mmd_general(source, ident, n_x, rule, n_jobs, unbiased)
+                if prep.tuning == "pooled":  # the parameters are the pooled ones
+                    return vals, {}
+                return vals, {"x": ps[0]["x"], "y": ps[0]["y"]}
+            vals = values(ident, n_jobs)
+            if rule.fixed is not None or cg is None:
+                return vals, {}
+            ix, iy = np.arange(n_x), np.arange(n_x, n)
+            return vals, {"x": est.weights(cg.block(ix))[1], "y": est.weights(cg.block(iy))[1]}
+
+        def kernel_form() -> KernelForm:
+            assert cg is not None
+            return KernelForm("mmd", unbiased, cg.Kc, n_x=n_x, diag=cg.diag)
+
+        def norms() -> np.ndarray:
+            return np.array([fuse_norm_mmd(kern, problem.z, min(n_x, n - n_x))])
+
+        return Prepared(
+            values=values, observed=observed, kernels={"kernel": kern},
+            what=f"{self.label()} with {kern.phrase()}", tuning=prep.tuning, rule=rule,
+            kernel_notes={"kernel": note}, params=params,
+            notes=[prep.note] if prep.note else [],
+            engine_info=getattr(source, "info", ""), columns=self.columns(),
+            kernel_form=kernel_form if cg is not None else None,
+            norms=norms if engine.holds_gram and problem.z is not None else None)
+
+
+def fuse_norm_mmd(kern: Kernel, z: np.ndarray, nmin: int) -> float:
+    """MMD-FUSE's normaliser: the Frobenius norm of the pooled Gram matrix with zero
+    diagonal, over ``n (n - 1)`` (``n`` the smaller sample), so that ``nu MMD^2_u / N`` is
+    the published ``n (n - 1) sqrt(n (n - 1)) MMD^2_u / ||K||_F``; a function of the
+    pooled sample, which the permutations leave unchanged."""
+    K = kern.gram(z)
+    np.fill_diagonal(K, 0.0)
+    return float(np.sqrt(np.einsum("ij,ij->", K, K))) / (nmin * (nmin - 1))
