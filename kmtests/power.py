@@ -24,7 +24,7 @@ import os
 import textwrap
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -246,6 +246,141 @@ def _distinct(values: list[_H], name: str) -> list[_H]:
     if len(set(values)) != len(values):
         raise ValueError(f"`{name}` must not repeat a value; got {values}.")
     return values
+
+
+# -- the steps of power_curve -------------------------------------------------------------
+#: (n, effect, repetition, label): the key of one p-value of a study
+_Key = tuple[int, float, int, str]
+#: (n, effect, repetition, compared objects, their labels): one repetition to run
+_Task = tuple[int, float, int, list[Any], list[str]]
+
+
+@dataclass(frozen=True)
+class _Study:
+    """The validated design of a :func:`power_curve` call."""
+
+    scen: Scenario
+    sizes: list[int]
+    effs: list[float]
+    repetitions: int
+    n_resamples: int
+    test_kwargs: dict[str, Any]
+    labels: list[str]
+    objs: list[Any]
+
+
+def _check_design(scenario: str | Scenario, sample_sizes: Iterable[int],
+                  effects: Iterable[float] | None, repetitions: int, n_resamples: int,
+                  alpha: float | Sequence[float]
+                  ) -> tuple[Scenario, list[int], list[float], int, int, tuple[float, ...]]:
+    """The scenario, sizes, effects, repetitions, permutations and levels, validated."""
+    scen = get_scenario(scenario)
+    sizes = _distinct([check_positive_int(int(n) if isinstance(n, np.integer) else n,
+                                          "sample_sizes") for n in sample_sizes], "sample_sizes")
+    effs = [float(scen.default_effect)] if effects is None else [float(e) + 0.0 for e in effects]
+    _distinct(effs, "effects")
+    if not all(math.isfinite(e) for e in effs):
+        raise ValueError(f"`effects` must be finite numbers; got {effs}.")
+    repetitions = check_positive_int(repetitions, "repetitions")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    alphas = tuple(_distinct([float(a) for a in np.atleast_1d(alpha)], "alpha"))
+    if not all(0 < a < 1 for a in alphas):
+        raise ValueError(f"`alpha` must be in (0, 1); got {alphas}.")
+    return scen, sizes, effs, repetitions, n_resamples, alphas
+
+
+def _check_test_kwargs(test_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    out = dict(test_kwargs or {})
+    for bad in ("estimator", "n_resamples", "rng"):
+        if bad in out:
+            raise ValueError(f"`test_kwargs` must not contain {bad!r}; it is set by power_curve.")
+    return out
+
+
+def _resolve_compared(estimators: Any, tests: Mapping[str, Any] | None, kind: str,
+                      test_kwargs: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """Labels and objects of the compared estimators (or of `tests`)."""
+    if tests is not None:
+        labels, configs = _resolve_tests(tests, kind, test_kwargs)
+        return labels, list(configs)
+    labels, objs = _resolve_estimators(estimators)
+    test = _test_function(kind, False)
+    unknown = sorted(set(test_kwargs) - set(inspect.signature(test).parameters))
+    if unknown:
+        raise ValueError(f"`test_kwargs` must be options of {test.__name__}; got {unknown}.")
+    return labels, objs
+
+
+def _check_scenario_design(scen: Scenario, sizes: list[int], effs: list[float]) -> None:
+    if scen.max_n is not None and max(sizes) > scen.max_n:
+        raise ValueError(f"scenario {scen.name!r} has at most {scen.max_n} observations; "
+                         f"got n = {max(sizes)}.")
+    for e in effs:  # the scenario validates its effects
+        scen.sample(min(sizes), e, 0)
+
+
+def _checkpoint_settings(study: _Study, root: np.random.SeedSequence) -> dict[str, Any]:
+    """What gives a row of the study its meaning, as recorded in the checkpoint file."""
+    from . import __version__
+
+    scen = study.scen
+    return {
+        "kmtests": __version__,
+        "scenario": {"name": scen.name, "kind": scen.kind, "max_n": scen.max_n,
+                     "sampler": canonical(scen.sampler)},
+        "seed": _seed_settings(root),
+        "n_resamples": study.n_resamples,
+        "test_kwargs": canonical({k: v for k, v in study.test_kwargs.items()
+                                  if k not in _SPEED_ONLY}, "test_kwargs"),
+        "estimators": {lab: canonical(o) for lab, o in zip(study.labels, study.objs)},
+    }
+
+
+def _record(pvalues: dict[_Key, float], rows: Iterable[Row]) -> None:
+    pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in rows)
+
+
+def _pending_tasks(study: _Study, pvalues: dict[_Key, float]) -> list[_Task]:
+    """The repetitions with at least one (estimator) row missing from `pvalues`."""
+    tasks = []
+    for n in study.sizes:
+        for e in study.effs:
+            for rep in range(study.repetitions):
+                todo = [j for j, lab in enumerate(study.labels)
+                        if (n, e, rep, lab) not in pvalues]
+                if todo:
+                    tasks.append((n, e, rep, [study.objs[j] for j in todo],
+                                  [study.labels[j] for j in todo]))
+    return tasks
+
+
+def _execute(study: _Study, tasks: list[_Task], root: np.random.SeedSequence,
+             record: Callable[[list[Row]], None], joblib: Any, n_jobs: int | None) -> None:
+    """Run `tasks` (serially, or through joblib) and `record` each one's rows."""
+    args = [(study.scen, n, e, rep, _task_seed(root, n, e, rep), objs, labs,
+             study.n_resamples, study.test_kwargs) for n, e, rep, objs, labs in tasks]
+    if joblib is None:
+        for a in args:
+            record(_run_task(*a))
+        return
+    calls = (joblib.delayed(_run_task)(*a) for a in args)
+    parts = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+    with contextlib.closing(parts):
+        for part in parts:
+            record(part)
+
+
+def _raw_frame(study: _Study, pvalues: dict[_Key, float]) -> pd.DataFrame:
+    """The raw table, in the order (n, effect, repetition, label as given)."""
+    order = {lab: i for i, lab in enumerate(study.labels)}
+    keys = sorted(((n, e, rep, lab) for n in study.sizes for e in study.effs
+                   for rep in range(study.repetitions) for lab in study.labels),
+                  key=lambda k: (k[0], k[1], k[2], order[k[3]]))
+    raw = pd.DataFrame([(study.scen.name, study.scen.kind, *k, pvalues[k]) for k in keys],
+                       columns=_RAW_COLUMNS)
+    return raw.astype({"scenario": str, "test": str, "estimator": str, "n": int,
+                       "effect": float, "repetition": int, "pvalue": float})
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -635,109 +770,45 @@ def power_curve(
     10   0.50
     30   0.85
     """
-    from . import __version__
-
-    scen = get_scenario(scenario)
-    sizes = _distinct([check_positive_int(int(n) if isinstance(n, np.integer) else n,
-                                          "sample_sizes") for n in sample_sizes], "sample_sizes")
-    effs = [float(scen.default_effect)] if effects is None else [float(e) + 0.0 for e in effects]
-    _distinct(effs, "effects")
-    if not all(math.isfinite(e) for e in effs):
-        raise ValueError(f"`effects` must be finite numbers; got {effs}.")
-    repetitions = check_positive_int(repetitions, "repetitions")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    alphas = tuple(_distinct([float(a) for a in np.atleast_1d(alpha)], "alpha"))
-    if not all(0 < a < 1 for a in alphas):
-        raise ValueError(f"`alpha` must be in (0, 1); got {alphas}.")
+    scen, sizes, effs, repetitions, n_resamples, alphas = _check_design(
+        scenario, sample_sizes, effects, repetitions, n_resamples, alpha)
     n_jobs = _check_n_jobs(n_jobs)
-    test_kwargs = dict(test_kwargs or {})
-    for bad in ("estimator", "n_resamples", "rng"):
-        if bad in test_kwargs:
-            raise ValueError(f"`test_kwargs` must not contain {bad!r}; it is set by power_curve.")
-    from . import independence_test, two_sample_test
-
-    test = two_sample_test if scen.kind == "two_sample" else independence_test
-    if tests is None:
-        labels, est_objs = _resolve_estimators(estimators)
-        unknown = sorted(set(test_kwargs) - set(inspect.signature(test).parameters))
-        if unknown:
-            raise ValueError(f"`test_kwargs` must be options of {test.__name__}; got "
-                             f"{unknown}.")
-    else:
-        labels, configs = _resolve_tests(tests, scen.kind, test_kwargs)
-        est_objs = list(configs)
-    if scen.max_n is not None and max(sizes) > scen.max_n:
-        raise ValueError(f"scenario {scen.name!r} has at most {scen.max_n} observations; "
-                         f"got n = {max(sizes)}.")
-    for e in effs:  # the scenario validates its effects
-        scen.sample(min(sizes), e, 0)
+    test_kwargs = _check_test_kwargs(test_kwargs)
+    labels, objs = _resolve_compared(estimators, tests, scen.kind, test_kwargs)
+    _check_scenario_design(scen, sizes, effs)
     tqdm = _require("tqdm.auto", "`progress=True`").tqdm if progress else None
     joblib = _require("joblib", "`n_jobs`") if n_jobs is not None else None
     root, seed_given, seed_int = _root_seed(rng)
+    study = _Study(scen, sizes, effs, repetitions, n_resamples, test_kwargs, labels, objs)
 
-    pvalues: dict[tuple[int, float, int, str], float] = {}
+    pvalues: dict[_Key, float] = {}
     ckpt = None
-    if checkpoint is not None:
-        settings = {
-            "kmtests": __version__,
-            "scenario": {"name": scen.name, "kind": scen.kind, "max_n": scen.max_n,
-                         "sampler": canonical(scen.sampler)},
-            "seed": _seed_settings(root),
-            "n_resamples": n_resamples,
-            "test_kwargs": canonical({k: v for k, v in test_kwargs.items()
-                                      if k not in _SPEED_ONLY}, "test_kwargs"),
-            "estimators": {lab: canonical(o) for lab, o in zip(labels, est_objs)},
-        }
     try:
         if checkpoint is not None:
-            ckpt = open_checkpoint(checkpoint, settings, seed_given=seed_given)
+            ckpt = open_checkpoint(checkpoint, _checkpoint_settings(study, root),
+                                   seed_given=seed_given)
             root = _seed_from_settings(ckpt.settings["seed"])
-            pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in ckpt.rows)
-        tasks = []
-        for n in sizes:
-            for e in effs:
-                for rep in range(repetitions):
-                    todo = [j for j, lab in enumerate(labels) if (n, e, rep, lab) not in pvalues]
-                    if todo:
-                        tasks.append((n, e, rep, [est_objs[j] for j in todo],
-                                      [labels[j] for j in todo]))
+            _record(pvalues, ckpt.rows)
+        tasks = _pending_tasks(study, pvalues)
         bar = None if tqdm is None else tqdm(total=len(tasks), desc=f"power {scen.name}",
                                              unit="rep")
 
         def record(rows: list[Row]) -> None:
             if ckpt is not None:
                 ckpt.append(rows)
-            pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in rows)
+            _record(pvalues, rows)
             if bar is not None:
                 bar.update(1)
 
         try:
-            if joblib is None:
-                for n, e, rep, objs, labs in tasks:
-                    record(_run_task(scen, n, e, rep, _task_seed(root, n, e, rep), objs, labs,
-                                     n_resamples, test_kwargs))
-            else:
-                calls = (joblib.delayed(_run_task)(scen, n, e, rep, _task_seed(root, n, e, rep),
-                                                   objs, labs, n_resamples, test_kwargs)
-                         for n, e, rep, objs, labs in tasks)
-                parts = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(calls)
-                with contextlib.closing(parts):
-                    for part in parts:
-                        record(part)
+            _execute(study, tasks, root, record, joblib, n_jobs)
         finally:
             if bar is not None:
                 bar.close()
     finally:
         if ckpt is not None:
             ckpt.close()
-
-    order = {lab: i for i, lab in enumerate(labels)}
-    keys = sorted(((n, e, rep, lab) for n in sizes for e in effs for rep in range(repetitions)
-                   for lab in labels), key=lambda k: (k[0], k[1], k[2], order[k[3]]))
-    raw = pd.DataFrame([(scen.name, scen.kind, *k, pvalues[k]) for k in keys],
-                       columns=_RAW_COLUMNS)
-    raw = raw.astype({"scenario": str, "test": str, "estimator": str, "n": int,
-                      "effect": float, "repetition": int, "pvalue": float})
-    return PowerCurveResult(raw=raw, alpha=alphas, n_resamples=n_resamples, seed=seed_int,
-                            scenario=scen.name, description=scen.description,
-                            estimators=tuple(labels), test_kwargs=test_kwargs, root_seed=root)
+    return PowerCurveResult(raw=_raw_frame(study, pvalues), alpha=alphas,
+                            n_resamples=n_resamples, seed=seed_int, scenario=scen.name,
+                            description=scen.description, estimators=tuple(labels),
+                            test_kwargs=test_kwargs, root_seed=root)
