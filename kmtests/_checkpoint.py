@@ -30,11 +30,9 @@ time (it is refused); platforms without ``fcntl`` cannot use checkpoints.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import math
-import numbers
 import os
 import tempfile
 import time
@@ -42,7 +40,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
+from ._canonical import canonical
 
 __all__ = ["CheckpointError", "Checkpoint", "canonical", "open_checkpoint", "atomic_write_text"]
 
@@ -52,7 +50,6 @@ COLUMNS = ["scenario", "test", "n", "effect", "repetition", "estimator", "pvalue
 HEADER = ",".join([*COLUMNS, "crc32"])
 #: seconds between two ``fsync`` calls while rows are appended
 FSYNC_INTERVAL = 2.0
-_SMALL_ARRAY = 16
 
 #: (scenario, test, n, effect, repetition, estimator, pvalue)
 Row = tuple[str, str, int, float, int, str, float]
@@ -69,57 +66,42 @@ class CheckpointError(ValueError):
     __module__ = "kmtests.power"  # its public home
 
 
-# -- a canonical, JSON-able description of settings ----------------------------
-def _qualname(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
-
-
-def canonical(value: Any, where: str = "value") -> Any:
-    """A JSON-able description of `value` that is equal for equal settings.
-
-    Numbers, strings, lists and dicts map to themselves (non-finite floats to
-    the strings ``"nan"``, ``"inf"``, ``"-inf"``); dataclasses (kernels,
-    estimators) to their class and fields; arrays to their values (small) or
-    shape, dtype and SHA-256 digest; functions and classes to their qualified
-    names. Anything else must have a ``repr`` without a memory address.
-    """
-    import hashlib
-
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic):
-        return canonical(value.item(), where)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        v = float(value)
-        return v if math.isfinite(v) else repr(v)
-    if isinstance(value, np.ndarray):
-        if value.size <= _SMALL_ARRAY and value.dtype.kind in "biuf":
-            return {"array": canonical(value.tolist(), where), "dtype": str(value.dtype)}
-        data = np.ascontiguousarray(value)
-        return {"array_shape": list(value.shape), "dtype": str(value.dtype),
-                "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
-    if isinstance(value, (list, tuple)):
-        return [canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return {str(k): canonical(v, f"{where}[{k!r}]") for k, v in sorted(
-            value.items(), key=lambda kv: str(kv[0]))}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.compare}
-        return {"class": _qualname(type(value)), "fields": canonical(fields, where)}
-    if isinstance(value, type) or callable(value):
-        return {"callable": _qualname(value)}
-    text = repr(value)
-    if " at 0x" in text:
-        raise CheckpointError(
-            f"{where} = {text} cannot be recorded in a checkpoint (its repr changes from "
-            "run to run); use a dataclass, a number or a string, or run without `checkpoint`.")
-    return {"class": _qualname(type(value)), "repr": text}
-
-
+# -- settings and their differences ----------------------------------------------------
 def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+#: longest pair of settings values shown in full when they differ
+_SHOWN_IN_FULL = 240
+
+
+_ABSENT = object()
+
+
+def _pruned(a: Any, b: Any) -> tuple[Any, Any]:
+    """`a` and `b` with the dict entries they agree on left out, recursively."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return a, b
+    pa, pb = {}, {}
+    for key in sorted(set(a) | set(b)):
+        if a.get(key, _ABSENT) == b.get(key, _ABSENT):
+            continue
+        x, y = _pruned(a.get(key, "(absent)"), b.get(key, "(absent)"))
+        if key in a:
+            pa[key] = x
+        if key in b:
+            pb[key] = y
+    return pa, pb
+
+
+def difference(name: str, stored: Any, wanted: Any) -> str:
+    """``"<name> is <stored> in the file but <wanted> in this call"``; long values
+    (descriptions of callables) are shown with only the entries that differ."""
+    a, b = _show(stored), _show(wanted)
+    if len(a) + len(b) > _SHOWN_IN_FULL:
+        pa, pb = _pruned(stored, wanted)
+        a, b = _show(pa), _show(pb)
+    return f"{name} is {a} in the file but {b} in this call"
 
 
 def settings_differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -130,7 +112,7 @@ def settings_differences(stored: dict[str, Any], wanted: dict[str, Any]) -> list
             continue
         a, b = stored.get(key, "(absent)"), wanted.get(key, "(absent)")
         if a != b:
-            out.append(f"{key} is {_show(a)} in the file but {_show(b)} in this call")
+            out.append(difference(key, a, b))
     return out
 
 
@@ -377,8 +359,7 @@ def open_checkpoint(path: str | os.PathLike[str], settings: dict[str, Any], *,
         ests_stored = stored.get("estimators", {})
         for label, config in settings["estimators"].items():
             if label in ests_stored and ests_stored[label] != config:
-                diffs.append(f"estimator {label!r} is {_show(ests_stored[label])} in the file "
-                             f"but {_show(config)} in this call")
+                diffs.append(difference(f"estimator {label!r}", ests_stored[label], config))
         if diffs:
             raise CheckpointError(
                 f"checkpoint {path} was written with other settings than this call: "

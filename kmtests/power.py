@@ -70,6 +70,10 @@ class _Test:
                                                     **{"progress": False, **self.kwargs})
 
 
+def _qualname(obj: Any) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
 def _test_function(kind: str, aggregated: bool) -> Any:
     if aggregated:
         from .aggregated import aggregated_independence_test, aggregated_two_sample_test
@@ -163,7 +167,8 @@ def _auto_label(est: Any) -> str:
     """The registry name, with the parameters that differ from their defaults."""
     defaults = _field_defaults(est)
     changed = [(k, v) for k, v in est.get_params().items()
-               if k not in defaults or canonical(v) != canonical(defaults[k])]
+               if k not in defaults or canonical(v, vouched=True) != canonical(
+                   defaults[k], vouched=True)]
     if not changed:
         return est.name
     return f"{est.name}({', '.join(f'{k}={_short(v)}' for k, v in changed)})"
@@ -319,21 +324,51 @@ def _check_scenario_design(scen: Scenario, sizes: list[int], effs: list[float]) 
         scen.sample(min(sizes), e, 0)
 
 
-def _checkpoint_settings(study: _Study, root: np.random.SeedSequence) -> dict[str, Any]:
-    """What gives a row of the study its meaning, as recorded in the checkpoint file."""
+def _checkpoint_settings(study: _Study, root: np.random.SeedSequence,
+                         label: str | None) -> dict[str, Any]:
+    """What gives a row of the study its meaning, as recorded in the checkpoint file.
+
+    Callables are described by what they compute (:func:`canonical`); with a
+    `label`, what cannot be described is recorded as unidentified, and the
+    label stands for it.
+    """
     from . import __version__
 
-    scen = study.scen
-    return {
+    scen, vouched = study.scen, label is not None
+    settings = {
         "kmtests": __version__,
         "scenario": {"name": scen.name, "kind": scen.kind, "max_n": scen.max_n,
-                     "sampler": canonical(scen.sampler)},
+                     "sampler": canonical(scen.sampler, "scenario.sampler", vouched=vouched)},
         "seed": _seed_settings(root),
         "n_resamples": study.n_resamples,
         "test_kwargs": canonical({k: v for k, v in study.test_kwargs.items()
-                                  if k not in _SPEED_ONLY}, "test_kwargs"),
-        "estimators": {lab: canonical(o) for lab, o in zip(study.labels, study.objs)},
+                                  if k not in _SPEED_ONLY}, "test_kwargs", vouched=vouched),
+        "estimators": {lab: _describe_compared(lab, o, vouched)
+                       for lab, o in zip(study.labels, study.objs)},
     }
+    if label is not None:
+        settings["label"] = label
+    return settings
+
+
+def _describe_compared(label: str, obj: Any, vouched: bool) -> Any:
+    if not isinstance(obj, _Test):
+        return canonical(obj, f"estimators[{label!r}]", vouched=vouched)
+    where = f"tests[{label!r}]"
+    fields = {"aggregated": obj.aggregated, "function": obj.function, "kwargs": obj.kwargs}
+    return {"class": _qualname(_Test), "fields": {
+        k: canonical(v, where, vouched=vouched) for k, v in fields.items()}}
+
+
+def _check_checkpoint_label(label: Any, checkpoint: Any) -> str | None:
+    if label is None:
+        return None
+    if not isinstance(label, str) or not label:
+        raise TypeError(f"`checkpoint_label` must be a non-empty string or None; got {label!r}.")
+    if checkpoint is None:
+        raise ValueError("`checkpoint_label` needs `checkpoint`: it labels the settings "
+                         "recorded in a checkpoint file.")
+    return label
 
 
 def _record(pvalues: dict[_Key, float], rows: Iterable[Row]) -> None:
@@ -684,6 +719,7 @@ def power_curve(
     checkpoint: str | os.PathLike[str] | None = None,
     test_kwargs: dict[str, Any] | None = None,
     tests: Mapping[str, Any] | None = None,
+    checkpoint_label: str | None = None,
 ) -> PowerCurveResult:
     """Power of the kernel test of a scenario across estimators and sizes.
 
@@ -724,9 +760,16 @@ def power_curve(
     checkpoint : path, optional
         File of the study's raw p-values, which makes the study resumable. Its
         header records what gives a row its meaning: the scenario, the root
-        seed, `n_resamples`, `test_kwargs`, each estimator's configuration and
-        the kmtests version; a file written with other settings is refused
-        (:class:`CheckpointError`, naming what differs). Rows found in the file
+        seed, `n_resamples`, `test_kwargs`, each estimator's (or test's)
+        configuration and the kmtests version; a file written with other
+        settings is refused (:class:`CheckpointError`, naming what differs).
+        Callables (a scenario's sampler, a test or kernel given as a function,
+        lambda, :func:`functools.partial` or bound method) are recorded by
+        what they compute: their code, constants, defaults, closure variables
+        and the globals they read, a partial's arguments, a method's
+        instance. One that holds an object without a stable description (a
+        ``repr`` with a memory address) is refused unless `checkpoint_label`
+        is given. Rows found in the file
         are reused and only the missing (repetition, estimator) pairs are run,
         so the design can grow (more repetitions, sizes, effects or estimators)
         and an interrupted study (Ctrl-C, a killed process) continues where it
@@ -748,6 +791,13 @@ def power_curve(
         too). Every test sees the same data and the same permutation stream in
         each repetition; the label goes in the ``estimator`` column of the
         tables. `estimators` is then ignored (put ``estimator`` in a spec).
+    checkpoint_label : str, optional
+        A version label of your own, recorded in the `checkpoint` file: a file
+        with another label (or none) is refused. It stands for what the file
+        cannot record, which is then accepted: callables that hold an object
+        without a stable description (a closure over a fitted model, say),
+        recorded as unidentified. Change the label whenever you change such an
+        object. Everything that can be described is still compared.
 
     Returns
     -------
@@ -757,7 +807,8 @@ def power_curve(
     ------
     CheckpointError
         When the checkpoint file was written with other settings, is corrupt
-        or truncated, or is in use by another process.
+        or truncated, or is in use by another process; when a setting cannot
+        be described and no `checkpoint_label` is given.
 
     Examples
     --------
@@ -776,6 +827,7 @@ def power_curve(
     test_kwargs = _check_test_kwargs(test_kwargs)
     labels, objs = _resolve_compared(estimators, tests, scen.kind, test_kwargs)
     _check_scenario_design(scen, sizes, effs)
+    checkpoint_label = _check_checkpoint_label(checkpoint_label, checkpoint)
     tqdm = _require("tqdm.auto", "`progress=True`").tqdm if progress else None
     joblib = _require("joblib", "`n_jobs`") if n_jobs is not None else None
     root, seed_given, seed_int = _root_seed(rng)
@@ -785,7 +837,8 @@ def power_curve(
     ckpt = None
     try:
         if checkpoint is not None:
-            ckpt = open_checkpoint(checkpoint, _checkpoint_settings(study, root),
+            ckpt = open_checkpoint(checkpoint, _checkpoint_settings(study, root,
+                                                                    checkpoint_label),
                                    seed_given=seed_given)
             root = _seed_from_settings(ckpt.settings["seed"])
             _record(pvalues, ckpt.rows)
