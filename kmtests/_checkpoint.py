@@ -19,21 +19,31 @@ row cannot be read as a valid one.
 
 Writes: the file is created (and rewritten when an estimator is added) through
 a temporary file renamed over it, so it is always either the old or the new
-complete file; finished rows are then appended, one ``os.write`` per
-repetition, and reach the disk (``fsync``) at least every
+complete file (a symbolic link is kept: its target is replaced; anything but a
+regular file is refused); finished rows are then appended, one ``os.write``
+per repetition, and reach the disk (``fsync``) at least every
 :data:`FSYNC_INTERVAL` seconds and when the study ends. Rows written before a
 process is killed are therefore kept. An exclusive ``fcntl.flock`` on
 ``<file>.lock`` keeps a second process from using the same file at the same
-time (it is refused); platforms without ``fcntl`` cannot use checkpoints.
+time (it is refused); the lock file is opened with ``O_NOFOLLOW`` and must be
+a regular file, so a link planted there cannot make a study truncate another
+file. Platforms without ``fcntl`` cannot use checkpoints.
+
+:func:`write_output` writes the other files of a study (tables, plots):
+regular files atomically as above, FIFOs and character devices
+(``/dev/stdout``, ``/dev/null``, a pipe) through, without renaming.
 """
 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import math
 import os
+import stat
+import sys
 import tempfile
 import time
 import zlib
@@ -42,7 +52,8 @@ from typing import Any, Iterable
 
 from ._canonical import canonical
 
-__all__ = ["CheckpointError", "Checkpoint", "canonical", "open_checkpoint", "atomic_write_text"]
+__all__ = ["CheckpointError", "Checkpoint", "atomic_write_text", "canonical", "open_checkpoint",
+           "output_mode", "write_output"]
 
 FORMAT = 1
 MAGIC = f"# kmtests power-study checkpoint, format {FORMAT} (written by kmtests; do not edit)"
@@ -214,28 +225,52 @@ def read_checkpoint(path: Path) -> tuple[dict[str, Any], list[Row]]:
     return settings, rows
 
 
-# -- atomic whole-file writes ----------------------------------------------------------
+# -- whole-file writes ----------------------------------------------------------------
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of mode `mode` (from ``os.stat``) is, in words."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "a special file"
+
+
 def _default_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+def atomic_write_text(path: str | os.PathLike[str], text: str | bytes) -> None:
     """Write `text` to `path` through a temporary file renamed over it.
 
-    Readers (and a crash) see either the old file or the complete new one.
+    Readers (and a crash) see either the old file or the complete new one. A
+    symbolic link is followed: its target is replaced and the link kept.
+    Anything but a regular file (a directory, FIFO, device, socket; also
+    through a link) is refused with a ValueError and left as it is.
     """
-    path = Path(path)
-    mode = path.stat().st_mode & 0o777 if path.exists() else _default_mode()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    target = Path(os.path.realpath(path))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        st = os.stat(target)
+    except FileNotFoundError:
+        mode = _default_mode()
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is {file_kind(st.st_mode)}, not a regular file; it is not "
+                             "replaced.")
+        mode = st.st_mode & 0o777
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -244,9 +279,67 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def output_mode(path: str | os.PathLike[str]) -> str:
+    """How :func:`write_output` writes `path`, or a ValueError saying why it cannot.
+
+    Returns ``"stdout"`` or ``"stderr"`` when `path` is the file this process's
+    standard output or error goes to (``/dev/stdout``, ``/dev/fd/2``, a link
+    to the file they are redirected to); ``"replace"`` for a new file, a
+    regular file or a link to one (a temporary file renamed over it, or over
+    the link's target); ``"through"`` for a FIFO or a character device
+    (``/dev/null``, a terminal, a pipe ``<(...)``), which are opened and
+    written, never replaced. A directory, block device or socket is refused.
+    """
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        return "replace"  # a new file (or the missing target of a link)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            std = os.fstat(fd)
+        except OSError:  # closed
+            continue
+        if (std.st_dev, std.st_ino) == (st.st_dev, st.st_ino):
+            return name
+    if stat.S_ISREG(st.st_mode):
+        return "replace"
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+        return "through"
+    link = " (through a symbolic link)" if os.path.islink(p) else ""
+    raise ValueError(f"{p} is {file_kind(st.st_mode)}{link}, not a file that can be written")
+
+
+def write_output(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write a result file as :func:`output_mode` says (text is written as UTF-8).
+
+    Regular files are replaced atomically; FIFOs and character devices are
+    written through; a path naming standard output or error is written to that
+    stream, after what the process printed there.
+    """
+    mode = output_mode(path)
+    if mode == "replace":
+        atomic_write_text(path, data)
+    elif mode == "through":
+        with open(path, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    else:
+        stream = sys.stdout if mode == "stdout" else sys.stderr
+        if isinstance(data, str):
+            stream.write(data)
+        else:
+            stream.flush()
+            stream.buffer.write(data)
+        stream.flush()
+
+
 # -- the lock -------------------------------------------------------------------------
 class _Lock:
-    """Exclusive, non-blocking ``flock`` on ``<path>.lock`` (refuses when held)."""
+    """Exclusive, non-blocking ``flock`` on ``<path>.lock`` (refuses when held).
+
+    The lock file is a regular file created by kmtests: a link (never
+    followed: ``O_NOFOLLOW``) or any other kind of file there is refused.
+    """
 
     def __init__(self, path: Path) -> None:
         try:
@@ -256,8 +349,9 @@ class _Lock:
                 "checkpoint files need POSIX file locking (fcntl), which this platform "
                 "lacks; run the study without `checkpoint`.") from None
         self.path = path.with_name(path.name + ".lock")
+        self.checkpoint = path
         for _ in range(10):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = self._open()
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -267,7 +361,7 @@ class _Lock:
                     f"checkpoint {path} is in use by another process (pid {owner}, lock "
                     f"{self.path}); wait until it finishes or use another file.") from None
             try:  # the previous holder may have removed the file before we locked it
-                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+                same = os.lstat(self.path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
                 same = False
             if same:
@@ -278,6 +372,33 @@ class _Lock:
         self.fd = fd
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+
+    def _refuse(self, mode: int) -> CheckpointError:
+        return CheckpointError(
+            f"lock file {self.path} of checkpoint {self.checkpoint} is {file_kind(mode)}, not "
+            "a regular file; remove it (kmtests creates its lock file itself and never "
+            "follows a link there).")
+
+    def _open(self) -> int:
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            pass
+        else:
+            if not stat.S_ISREG(st.st_mode):
+                raise self._refuse(st.st_mode)
+        flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:  # replaced by a link or a directory since lstat
+            if exc.errno in (errno.ELOOP, errno.EISDIR):
+                raise self._refuse(os.lstat(self.path).st_mode) from None
+            raise
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # replaced by a FIFO or a device since lstat
+            os.close(fd)
+            raise self._refuse(mode)
+        return fd
 
     def release(self) -> None:
         if self.fd < 0:
@@ -342,8 +463,16 @@ def open_checkpoint(path: str | os.PathLike[str], settings: dict[str, Any], *,
     the same configuration.
     """
     path = Path(path)
-    if path.is_dir():
-        raise CheckpointError(f"checkpoint {path} is a directory.")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            link = " (through a symbolic link)" if path.is_symlink() else ""
+            raise CheckpointError(f"checkpoint {path} is {file_kind(st.st_mode)}{link}, not a "
+                                  "regular file; a checkpoint must be a file kmtests can read, "
+                                  "append to and replace.")
     if not path.parent.is_dir():
         raise CheckpointError(f"checkpoint {path}: directory {path.parent} does not exist.")
     lock = _Lock(path)

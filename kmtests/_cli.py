@@ -268,13 +268,28 @@ def _memory_message(n: int) -> str:
 
 
 def _check_output(path: str, option: str) -> Path:
-    """Refuse an output path that cannot be written, before any computation."""
+    """Refuse an output path that cannot be written, before any computation.
+
+    Regular files (new, existing, or the target of a link) are written
+    through a temporary file in their directory, which must exist and be
+    writable; FIFOs and character devices (``/dev/stdout``, a pipe) are
+    written through; directories, block devices and sockets are refused.
+    """
     import tempfile
+
+    from ._checkpoint import output_mode
 
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"{option} {path}: is a directory")
-    parent = p.parent
+        link = " (through a symbolic link)" if p.is_symlink() else ""
+        raise ValueError(f"{option} {path}: is a directory{link}")
+    try:
+        mode = output_mode(p)
+    except ValueError as exc:
+        raise ValueError(f"{option} {exc}") from None
+    if mode != "replace":
+        return p
+    parent = Path(os.path.realpath(p)).parent
     if not parent.is_dir():
         raise ValueError(f"{option} {path}: directory {str(parent)!r} does not exist")
     try:
@@ -284,6 +299,14 @@ def _check_output(path: str, option: str) -> Path:
         raise ValueError(f"{option} {path}: cannot write in {str(parent)!r} "
                          f"({exc.strerror or exc})") from None
     return p
+
+
+def _written(path: str, what: str) -> None:
+    """Say where an output went, unless it went to standard output or error."""
+    from ._checkpoint import output_mode
+
+    if output_mode(path) in ("replace", "through"):
+        print(f"{what} written to {path}")
 
 
 def _require(module: str, option: str) -> Any:
@@ -366,7 +389,7 @@ def _independence(args: argparse.Namespace) -> Any:
 
 
 def _power(args: argparse.Namespace) -> int:
-    from ._checkpoint import atomic_write_text
+    from ._checkpoint import write_output
     from .datasets import get_scenario
     from .power import power_curve
 
@@ -410,25 +433,25 @@ def _power(args: argparse.Namespace) -> int:
         return 130
     print(res.summary())
     if args.out:
-        atomic_write_text(args.out, res.table().to_csv(index=False))
-        print(f"table written to {args.out}")
+        write_output(args.out, res.table().to_csv(index=False))
+        _written(args.out, "table")
     if args.plot:
+        import io
+
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         ax = res.plot()
-        target = Path(args.plot)
-        tmp = target.with_name(f".{target.name}.tmp{target.suffix}")
+        buf = io.BytesIO()
         try:
-            ax.figure.savefig(tmp, dpi=120, bbox_inches="tight")
-            os.replace(tmp, target)
+            ax.figure.savefig(buf, format=Path(args.plot).suffix.lower().lstrip("."), dpi=120,
+                              bbox_inches="tight")
         finally:
             plt.close(ax.figure)
-            if tmp.exists():
-                tmp.unlink()
-        print(f"plot written to {args.plot}")
+        write_output(args.plot, buf.getvalue())
+        _written(args.plot, "plot")
     return 0
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 import numpy as np
 import pandas as pd
 
-from ._checkpoint import CheckpointError, Row, atomic_write_text, canonical, open_checkpoint
+from ._checkpoint import CheckpointError, Row, canonical, open_checkpoint, write_output
 from ._summary import Summary, settings_table
 from ._typing import SeedLike
 from ._validation import check_positive_int
@@ -687,7 +687,11 @@ class PowerCurveResult:
         Parameters
         ----------
         path : str or path-like
-            The file to write (replaced if it exists).
+            The file to write: a regular file is replaced through a temporary
+            file renamed over it (a symbolic link is kept and its target
+            replaced); a FIFO or character device (``/dev/stdout``) is written
+            through; a directory, block device or socket is refused
+            (``ValueError``).
 
         Examples
         --------
@@ -701,7 +705,7 @@ class PowerCurveResult:
         >>> list(pd.read_csv(path).columns)
         ['scenario', 'test', 'n', 'effect', 'repetition', 'estimator', 'pvalue']
         """
-        atomic_write_text(path, self.raw.to_csv(index=False))
+        write_output(path, self.raw.to_csv(index=False))
 
 
 def power_curve(
