@@ -146,7 +146,10 @@ def _decode_row(line: str, where: str) -> Row:
     if not sep or len(crc) != 8 or _crc(body) != crc:
         raise CheckpointError(f"{where} is truncated or corrupt (its checksum does not match); "
                               "delete that line to recompute its row.")
-    fields = next(csv.reader([body]))
+    try:
+        fields = next(csv.reader([body]))
+    except csv.Error as exc:  # a NUL byte, a line break inside a field
+        raise CheckpointError(f"{where} cannot be read as CSV ({exc}).") from None
     if len(fields) != len(COLUMNS):
         raise CheckpointError(f"{where} has {len(fields)} fields; expected {len(COLUMNS)}.")
     scenario, test, n, effect, rep, est, p = fields
@@ -171,7 +174,39 @@ def _render(settings: dict[str, Any], rows: Iterable[Row]) -> str:
 
 
 def read_checkpoint(path: Path) -> tuple[dict[str, Any], list[Row]]:
-    """Parse and validate a checkpoint file; return its settings and rows."""
+    """Parse and validate a checkpoint file; return its settings and rows.
+
+    Whatever the file holds, a problem is a :class:`CheckpointError` with a
+    one-line message naming the file and the line (crafted settings
+    included: nested too deeply, keys missing, values of the wrong type).
+    """
+    lines = _read_lines(path)
+    settings = _parse_settings(lines[1], f"line 2 of checkpoint {path}")
+    if lines[2] != HEADER:
+        raise CheckpointError(f"line 3 of checkpoint {path} is not the column header "
+                              f"{HEADER!r}.")
+    scen, labels = settings["scenario"], settings["estimators"]
+    rows: list[Row] = []
+    seen: dict[tuple[int, float, int, str], int] = {}
+    for i, line in enumerate(lines[3:], start=4):
+        where = f"line {i} of checkpoint {path}"
+        row = _decode_row(line, where)
+        if row[0] != scen["name"] or row[1] != scen["kind"]:
+            raise CheckpointError(f"{where} belongs to scenario {row[0]!r} ({row[1]!r}), not "
+                                  f"to the file's {scen['name']!r}.")
+        if row[5] not in labels:
+            raise CheckpointError(f"{where} names estimator {row[5]!r}, which the file's "
+                                  "settings do not describe.")
+        key = row[2:6]
+        if key in seen:
+            raise CheckpointError(f"{where} repeats the row of line {seen[key]}.")
+        seen[key] = i
+        rows.append(row)
+    return settings, rows
+
+
+def _read_lines(path: Path) -> list[str]:
+    """The lines of a checkpoint file with a complete header (the magic line checked)."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -181,7 +216,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, Any], list[Row]]:
     if lines[0] != MAGIC:
         if lines[0].startswith("# kmtests power-study checkpoint"):
             raise CheckpointError(f"checkpoint {path} has a format this version of kmtests "
-                                  f"cannot read ({lines[0][2:]!r}); use another file.")
+                                  f"cannot read ({lines[0][2:80]!r}); use another file.")
         raise CheckpointError(
             f"checkpoint {path} is not a kmtests checkpoint file (its first line is "
             f"{lines[0][:60]!r}); files of earlier versions, and tables written by "
@@ -192,37 +227,90 @@ def read_checkpoint(path: Path) -> tuple[dict[str, Any], list[Row]]:
     lines = lines[:-1]
     if len(lines) < 3:
         raise CheckpointError(f"checkpoint {path} is truncated (its header is incomplete).")
-    parts = lines[1].split(" ", 3)
-    settings = None
-    if len(parts) == 4 and parts[:2] == ["#", "settings"] and _crc(parts[3]) == parts[2]:
-        try:
-            settings = json.loads(parts[3])
-        except ValueError:
-            settings = None
+    return lines
+
+
+#: deepest nesting of lists and objects accepted in the settings
+MAX_DEPTH = 200
+
+
+def _parse_settings(line: str, where: str) -> dict[str, Any]:
+    parts = line.split(" ", 3)
+    if len(parts) != 4 or parts[:2] != ["#", "settings"] or _crc(parts[3]) != parts[2]:
+        raise CheckpointError(f"{where} (the settings) is corrupt.")
+    try:
+        settings = json.loads(parts[3])
+    except RecursionError:
+        raise CheckpointError(f"{where} (the settings) is nested too deeply.") from None
+    except ValueError:  # also integers of more than 4300 digits
+        raise CheckpointError(f"{where} (the settings) is corrupt (not JSON).") from None
+    if _depth(settings) > MAX_DEPTH:
+        raise CheckpointError(f"{where} (the settings) is nested more than {MAX_DEPTH} levels "
+                              "deep.")
+    problem = _settings_problem(settings)
+    if problem:
+        raise CheckpointError(f"{where} (the settings) is invalid: {problem}.")
+    return settings
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of lists and dicts (iterative: no recursion limit), capped past the
+    maximum."""
+    deepest, stack = 0, [(value, 1)]
+    while stack and deepest <= MAX_DEPTH:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
+def _count(v: Any, low: int = 0, high: float = math.inf) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and low <= v <= high
+
+
+#: (key, rule, test, required) of the settings that are read, not only compared
+_SETTINGS_RULES: tuple[tuple[str, str, Any, bool], ...] = (
+    ("kmtests", "a string", lambda v: isinstance(v, str), True),
+    ("scenario", "an object", lambda v: isinstance(v, dict), True),
+    ("scenario.name", "a string", lambda v: isinstance(v, str), True),
+    ("scenario.kind", "a string", lambda v: isinstance(v, str), True),
+    ("seed", "an object", lambda v: isinstance(v, dict), True),
+    ("seed.entropy", "a non-negative integer or a non-empty list of them",
+     lambda v: _count(v) or (isinstance(v, list) and bool(v) and all(map(_count, v))), True),
+    ("seed.spawn_key", "a list of non-negative integers",
+     lambda v: isinstance(v, list) and all(map(_count, v)), True),
+    ("seed.pool_size", "an integer from 4 to 1024", lambda v: _count(v, 4, 1024), True),
+    ("n_resamples", "a positive integer", lambda v: _count(v, 1), True),
+    ("test_kwargs", "an object", lambda v: isinstance(v, dict), True),
+    ("estimators", "an object", lambda v: isinstance(v, dict), True),
+    ("label", "a string", lambda v: isinstance(v, str), False),
+)
+
+
+def _settings_problem(settings: Any) -> str | None:
+    """What is wrong with the structure of `settings`, or None."""
     if not isinstance(settings, dict):
-        raise CheckpointError(f"line 2 of checkpoint {path} (the settings) is corrupt.")
-    if lines[2] != HEADER:
-        raise CheckpointError(f"line 3 of checkpoint {path} is not the column header "
-                              f"{HEADER!r}.")
-    scen = settings.get("scenario", {})
-    labels = settings.get("estimators", {})
-    rows: list[Row] = []
-    seen: dict[tuple[int, float, int, str], int] = {}
-    for i, line in enumerate(lines[3:], start=4):
-        where = f"line {i} of checkpoint {path}"
-        row = _decode_row(line, where)
-        if row[0] != scen.get("name") or row[1] != scen.get("kind"):
-            raise CheckpointError(f"{where} belongs to scenario {row[0]!r} ({row[1]}), not to "
-                                  f"the file's {scen.get('name')!r}.")
-        if row[5] not in labels:
-            raise CheckpointError(f"{where} names estimator {row[5]!r}, which the file's "
-                                  "settings do not describe.")
-        key = row[2:6]
-        if key in seen:
-            raise CheckpointError(f"{where} repeats the row of line {seen[key]}.")
-        seen[key] = i
-        rows.append(row)
-    return settings, rows
+        return f"it must be a JSON object; got {_brief(settings)}"
+    for key, rule, test, required in _SETTINGS_RULES:
+        *parents, name = key.split(".")
+        owner = settings
+        for parent in parents:
+            owner = owner[parent]  # checked by an earlier rule
+        if name not in owner:
+            if required:
+                return f"`{key}` is missing"
+            continue
+        if not test(owner[name]):
+            return f"`{key}` must be {rule}; got {_brief(owner[name])}"
+    return None
+
+
+def _brief(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # -- whole-file writes ----------------------------------------------------------------
