@@ -61,13 +61,39 @@ class _Test:
     aggregated: bool = False
     function: Any = None
 
+    @property
+    def null(self) -> str:
+        return "permutation" if self.function is not None else _null_of(self.kwargs)
+
     def run(self, x: np.ndarray, y: np.ndarray, kind: str, n_resamples: int,
             rng: np.random.Generator) -> Any:
         if self.function is not None:
             return self.function(x, y, n_resamples=n_resamples, rng=rng, **self.kwargs)
-        # the study shows its own progress; a bar per test would flood the output
-        return _test_function(kind, self.aggregated)(x, y, n_resamples=n_resamples, rng=rng,
-                                                    **{"progress": False, **self.kwargs})
+        return _call(_test_function(kind, self.aggregated), x, y, self.null, n_resamples, rng,
+                     self.kwargs)
+
+
+#: engines of an asymptotic normal null, which take no permutation options
+_NORMAL_ENGINES = ("block", "linear")
+
+
+def _null_of(kwargs: Mapping[str, Any]) -> str:
+    """The null of a test with options `kwargs`: 'normal', 'gamma' or 'permutation'."""
+    engine = kwargs.get("engine", "exact")
+    if isinstance(engine, str) and engine.lower() in _NORMAL_ENGINES:
+        return "normal"
+    method = kwargs.get("method", "permutation")
+    name = method.lower() if isinstance(method, str) else getattr(method, "name", "")
+    return name if name in ("normal", "gamma") else "permutation"
+
+
+def _call(test: Any, x: np.ndarray, y: np.ndarray, null: str, n_resamples: int,
+          rng: np.random.Generator, kwargs: Mapping[str, Any]) -> Any:
+    """`test` on (x, y): with the study's permutations, or none for a normal null."""
+    if null == "normal":  # the linear-time engines refuse permutation options
+        return test(x, y, **kwargs)
+    # the study shows its own progress; a bar per test would flood the output
+    return test(x, y, n_resamples=n_resamples, rng=rng, **{"progress": False, **kwargs})
 
 
 def _qualname(obj: Any) -> str:
@@ -133,9 +159,8 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
         if isinstance(est, _Test):
             res = est.run(x, y, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
         else:
-            res = test(x, y, estimator=est, n_resamples=n_resamples,
-                       rng=np.random.default_rng(perm_seed),
-                       **{"progress": False, **test_kwargs})
+            res = _call(test, x, y, _null_of(test_kwargs), n_resamples,
+                        np.random.default_rng(perm_seed), {"estimator": est, **test_kwargs})
         stat, p = float(res.statistic), float(res.pvalue)
         if not (math.isfinite(stat) and 0.0 <= p <= 1.0):
             raise ValueError(
@@ -411,10 +436,12 @@ def _raw_frame(study: _Study, pvalues: dict[_Key, float]) -> pd.DataFrame:
     keys = sorted(((n, e, rep, lab) for n in study.sizes for e in study.effs
                    for rep in range(study.repetitions) for lab in study.labels),
                   key=lambda k: (k[0], k[1], k[2], order[k[3]]))
-    raw = pd.DataFrame([(study.scen.name, study.scen.kind, *k, pvalues[k]) for k in keys],
-                       columns=_RAW_COLUMNS)
+    nulls = {lab: o.null if isinstance(o, _Test) else _null_of(study.test_kwargs)
+             for lab, o in zip(study.labels, study.objs)}
+    raw = pd.DataFrame([(study.scen.name, study.scen.kind, *k, pvalues[k], nulls[k[3]])
+                        for k in keys], columns=[*_RAW_COLUMNS, "null"])
     return raw.astype({"scenario": str, "test": str, "estimator": str, "n": int,
-                       "effect": float, "repetition": int, "pvalue": float})
+                       "effect": float, "repetition": int, "pvalue": float, "null": str})
 
 
 
@@ -426,7 +453,11 @@ class PowerCurveResult:
     ----------
     raw : pandas.DataFrame
         One row per repetition and estimator: scenario, test, n, effect,
-        repetition, estimator, pvalue.
+        repetition, estimator, pvalue, null. ``null`` is the test's null
+        distribution: ``"permutation"`` (`n_resamples` permutations; callables
+        in `tests` always receive them), ``"normal"`` (the asymptotic null of
+        ``engine="block"`` and ``"linear"``, which are given no permutation
+        options) or ``"gamma"`` (``method="gamma"``).
     alpha : tuple of float
         Significance levels of the table.
     n_resamples : int
@@ -573,6 +604,13 @@ class PowerCurveResult:
                  f"Permutation tests with B = {self.n_resamples}; power = mean(p <= alpha), "
                  "ci_low and ci_high the Clopper-Pearson 95% interval; all estimators see the "
                  "same data and permutations in each repetition."]
+        if "null" in self.raw:
+            for null, what in (("normal", "asymptotic normal null"),
+                               ("gamma", "gamma approximation of the null")):
+                labels = [e for e in self._estimator_order()
+                          if null in set(self.raw.loc[self.raw["estimator"] == e, "null"])]
+                if labels:
+                    notes.append(f"{', '.join(labels)}: {what} (no permutations).")
         long_labels = [e for e in self._estimator_order() if len(f"Estimator: {e}") > 78]
         if long_labels:
             notes.append("Estimators: " + "; ".join(long_labels))
@@ -703,7 +741,7 @@ class PowerCurveResult:
         >>> path = os.path.join(tempfile.mkdtemp(), "raw.csv")
         >>> res.to_csv(path)
         >>> list(pd.read_csv(path).columns)
-        ['scenario', 'test', 'n', 'effect', 'repetition', 'estimator', 'pvalue']
+        ['scenario', 'test', 'n', 'effect', 'repetition', 'estimator', 'pvalue', 'null']
         """
         write_output(path, self.raw.to_csv(index=False))
 
@@ -795,6 +833,9 @@ def power_curve(
         too). Every test sees the same data and the same permutation stream in
         each repetition; the label goes in the ``estimator`` column of the
         tables. `estimators` is then ignored (put ``estimator`` in a spec).
+        A test (or `test_kwargs`) with ``engine="block"`` or ``"linear"`` has
+        an asymptotic normal null: it is given no permutation options, and
+        its rows say ``null = "normal"`` in :attr:`PowerCurveResult.raw`.
     checkpoint_label : str, optional
         A version label of your own, recorded in the `checkpoint` file: a file
         with another label (or none) is refused. It stands for what the file
