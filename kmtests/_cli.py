@@ -1,246 +1,40 @@
-"""Command line: ``kmtests demo | two-sample | independence | power``.
+"""Command line: ``kmtests demo | two-sample | independence | aggregated | power``.
 
 Every error is reported in one line on standard error with exit status 2,
 before any computation when the arguments or files are at fault: options are
-validated by their argparse types, CSV files are read by :func:`_read_csv`
-(whose messages name the file), optional dependencies and output paths are
-checked before a study starts.
+validated by their argparse types (:mod:`kmtests._cli_args`), CSV files are
+read by :mod:`kmtests._cli_data` (whose messages name the file; ``-`` is
+standard input), optional dependencies and output paths are checked before a
+study starts, and the messages of the Python functions name the command
+line's options (``--n-features``, not ``n_features``).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:  # pandas is imported lazily, in the commands that read CSV files
-    import pandas as pd
+from . import _cli_args as opt
+from ._cli_data import STDIN, columns, read_csv, split_by_group, unnamed_column
 
 _EXTRA = "pip install 'kmtests[power]'"
-
-
-# -- argparse types: each refuses a bad value with "must be ...; got ..." -------------
-def _parse_bandwidth(text: str) -> str | float:
-    if text == "median":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"bandwidth must be 'median' or a number; got {text!r}")
-
-
-def _int(text: str, rule: str, ok: Callable[[int], bool]) -> int:
-    try:
-        value = int(text.strip(), 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}") from None
-    if not ok(value):
-        raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    return _int(text, "a positive integer", lambda v: v >= 1)
-
-
-def _seed(text: str) -> int:
-    return _int(text, "a non-negative integer", lambda v: v >= 0)
-
-
-def _n_jobs(text: str) -> int:
-    return _int(text, "-1 (all cores) or a positive integer", lambda v: v == -1 or v >= 1)
-
-
-def _list(text: str, rule: str) -> list[str]:
-    items = [t.strip() for t in text.split(",")]
-    if not text.strip() or any(not t for t in items):
-        raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}")
-    return items
-
-
-def _names(text: str) -> list[str]:
-    items = _list(text, "a comma-separated list of names")
-    if len(set(items)) != len(items):
-        raise argparse.ArgumentTypeError(f"must not repeat a name; got {text!r}")
-    return items
-
-
-def _int_list(text: str) -> list[int]:
-    rule = "a comma-separated list of positive integers"
-    return [_int(t, rule, lambda v: v >= 1) for t in _list(text, rule)]
-
-
-def _float_list(text: str) -> list[float]:
-    rule = "a comma-separated list of finite numbers"
-    out = []
-    for t in _list(text, rule):
-        try:
-            v = float(t)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}") from None
-        if not math.isfinite(v):
-            raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}")
-        out.append(v)
-    return out
-
-
-def _encoding(text: str) -> str:
-    import codecs
-
-    try:
-        return codecs.lookup(text).name
-    except LookupError:
-        raise argparse.ArgumentTypeError(f"must be a text encoding such as utf-8 or latin-1; "
-                                         f"got {text!r}") from None
-
-
-def _sep(text: str) -> str:
-    text = {"\\t": "\t", "tab": "\t"}.get(text, text)
-    if len(text) != 1 or text in "\"\r\n":
-        raise argparse.ArgumentTypeError(f"must be one character such as ',' ';' or '\\t'; "
-                                         f"got {text!r}")
-    return text
-
-
-# -- reading CSV files ----------------------------------------------------------------
-def _sniff(path: str, sep: str, encoding: str) -> str | None:
-    """The field separator the file's first lines seem to use, when it is not `sep`."""
-    import csv
-
-    try:
-        with open(path, encoding=encoding, errors="replace", newline="") as fh:
-            sample = fh.read(4096)
-        found = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except (OSError, csv.Error):
-        return None
-    return None if found == sep else found
-
-
-def _sep_hint(path: str, sep: str, encoding: str) -> str:
-    found = _sniff(path, sep, encoding)
-    if found is None:
-        return ""
-    shown = "\\t" if found == "\t" else found
-    return f"; the file seems to be separated by '{shown}': use --sep '{shown}'"
-
-
-def _read_csv(path: str, sep: str = ",", encoding: str = "utf-8") -> pd.DataFrame:
-    """The file as a DataFrame of strings, its header line as the column names.
-
-    Every problem is a ValueError whose message starts with the file name:
-    a missing or unreadable file, an empty file, a header without data rows,
-    rows with more fields than the header, text that is not in `encoding`, a
-    header that looks like data (no header line), nameless or repeated
-    column names.
-    """
-    import pandas as pd
-
-    try:
-        raw = pd.read_csv(path, sep=sep, encoding=encoding, header=None, dtype=str,
-                          keep_default_na=False, skip_blank_lines=True)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not {encoding} text ({_bad_byte(path, encoding)}); give "
-                         "the file's encoding with --encoding, e.g. --encoding latin-1") from None
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: the file is empty") from None
-    except pd.errors.ParserError as exc:
-        detail = str(exc).strip().split("C error: ")[-1]
-        raise ValueError(f"{path}: rows have different numbers of fields ({detail})"
-                         + _sep_hint(path, sep, encoding)) from None
-    except OSError as exc:
-        raise ValueError(f"{path}: {exc.strerror or exc}") from None
-    names = [str(v).strip() if isinstance(v, str) else "" for v in raw.iloc[0]]
-    if len(names) == 1:  # e.g. a ';'-separated file read with ','
-        found = _sniff(path, sep, encoding)
-        if found is not None and found in names[0]:
-            raise ValueError(f"{path}: the file has a single column {names[0]!r}"
-                             + _sep_hint(path, sep, encoding))
-    data = raw.iloc[1:].reset_index(drop=True)
-    data.columns = names
-    if all(_is_number(v) for v in names):
-        raise ValueError(f"{path}: the first line {names} looks like data, not a header; "
-                         "the file needs a header line naming its columns")
-    dup = sorted({v for v in names if names.count(v) > 1 and v})
-    if dup:
-        raise ValueError(f"{path}: column name(s) {dup} appear more than once in the header")
-    if len(data) == 0:
-        raise ValueError(f"{path}: the file has a header line but no data rows")
-    return data
-
-
-def _bad_byte(path: str, encoding: str) -> str:
-    """Where the file stops being `encoding` text: the byte and its line."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    try:
-        data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        return f"byte 0x{data[exc.start]:02x} on line {line}"
-    return "a byte sequence"  # pragma: no cover - pandas and Python disagree
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _columns(df: pd.DataFrame, cols: Sequence[str] | None, path: str, option: str = "--columns",
-             sep: str = ",", encoding: str = "utf-8") -> np.ndarray:
-    """The named columns (default: all) of a file read by :func:`_read_csv`, as floats."""
-    import pandas as pd
-
-    available = list(df.columns)
-    if cols is not None:
-        missing = [c for c in cols if c not in available]
-        if missing:
-            raise ValueError(f"{option}: unknown column(s) {missing} in {path}; "
-                             f"available: {available}")
-    else:
-        cols = available
-        if "" in cols:
-            raise ValueError(f"{path}: column {cols.index('') + 1} has no name (an index "
-                             f"written by pandas' to_csv?); choose columns with {option}")
-    out = np.empty((len(df), len(cols)))
-    bad_cols = []
-    for j, c in enumerate(cols):
-        text = df[c]
-        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-        blank = text.isna().to_numpy() | (text.fillna("").str.strip() == "").to_numpy()
-        unparsable = np.isnan(values) & ~blank & ~text.fillna("").str.strip().str.lower().isin(
-            ["nan", "na", "n/a", "null"]).to_numpy()
-        if unparsable.all():
-            bad_cols.append((c, text.iloc[0]))
-            continue
-        if unparsable.any():
-            i = int(np.argmax(unparsable))
-            raise ValueError(f"{path}: column {c!r} has a non-numeric value {text.iloc[i]!r} "
-                             f"in data row {i + 1}")
-        nonfinite = ~np.isfinite(values)
-        if nonfinite.any():
-            i = int(np.argmax(nonfinite))
-            what = "a missing value (an empty cell or a short row)" if (
-                blank[i] or np.isnan(values[i])) else f"the value {text.iloc[i]!r}"
-            raise ValueError(f"{path}: column {c!r} has {what} in data row {i + 1}; "
-                             "the tests need finite numbers")
-        out[:, j] = values
-    if bad_cols:
-        names = [c for c, _ in bad_cols]
-        hint = _sep_hint(path, sep, encoding) if len(available) == 1 else ""
-        raise ValueError(f"{path}: non-numeric column(s) {names} (e.g. {bad_cols[0][1]!r} in "
-                         f"data row 1){hint or f'; choose numeric columns with {option}'}")
-    return out
+#: options of the tests (Python names) passed when given
+_TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", "engine",
+                 "n_features", "covariance", "split_size", "block_size"]
+_RESAMPLING = ["n_resamples", "batch", "n_jobs"]
+_AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha"]
+#: keyword arguments a --test cannot set: the study sets them, or they make no sense there
+_SET_BY_THE_STUDY = {"x", "y", "n_resamples", "rng", "progress", "data_name", "null",
+                     "_held_out"}
 
 
 # -- output ------------------------------------------------------------------------------
@@ -334,76 +128,167 @@ def _demo() -> int:
     print(res.summary())
     print("\n2. Does transmittance depend on wavelength? The dependence is a peak, not a")
     print(f"   trend: Pearson correlation r = {np.corrcoef(df['x'], df['y'])[0, 1]:.3f}.")
-    res2 = independence_test(df["x"], df["y"], rng=2026, data_name="wavelength x and transmittance y")
+    res2 = independence_test(df["x"], df["y"], rng=2026,
+                             data_name="wavelength x and transmittance y")
     print(res2)
     print(res2.summary())
     return 0
 
 
+def _resampling(args: argparse.Namespace) -> dict[str, Any]:
+    kw = opt.given(args, _RESAMPLING)
+    if args.seed is not None:
+        kw["rng"] = args.seed
+    return kw
+
+
+def _kernels(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
+    """--kernel and --bandwidth(s), or their -x/-y forms, by their Python names."""
+    suffixes = [""] if kind == "two_sample" else ["_x", "_y"]
+    return opt.given(args, [f"{k}{s}" for k in ("kernel", name) for s in suffixes])
+
+
+def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
+    """x, y and their name: two files matched by column name, or one file split by --group."""
+    if args.group is not None:
+        if args.b is not None:
+            raise ValueError("--group splits one file into the two samples; got two files "
+                             f"({args.a}, {args.b}): drop one, or drop --group")
+        return split_by_group(read_csv(args.a, args.sep, args.encoding), args.group,
+                              args.groups, args.columns)
+    if args.groups is not None:
+        raise ValueError("--groups needs --group COLUMN")
+    if args.b is None:
+        raise ValueError("a two-sample test needs two CSV files, or one file and --group "
+                         "COLUMN (whose two values split its rows)")
+    if args.a == args.b == STDIN:
+        raise ValueError("only one of the two files can be standard input ('-')")
+    ta = read_csv(args.a, args.sep, args.encoding)
+    tb = read_csv(args.b, args.sep, args.encoding)
+    cols = args.columns
+    if cols is None:  # the samples are matched by column name, never by position
+        for t in (ta, tb):
+            error = unnamed_column(t)
+            if error is not None:
+                raise error
+        ca, cb = list(ta.frame.columns), list(tb.frame.columns)
+        if set(ca) != set(cb):
+            only_a = [c for c in ca if c not in set(cb)]
+            only_b = [c for c in cb if c not in set(ca)]
+            raise ValueError(
+                f"{ta.name} and {tb.name} have different columns (only in {ta.name}: {only_a}; "
+                f"only in {tb.name}: {only_b}); columns are matched by name: rename them, or "
+                "choose common ones with --columns")
+        cols = ca
+    x = columns(ta, cols if args.columns else None)
+    y = columns(tb, cols)
+    return x, y, f"{ta.name} and {tb.name}"
+
+
 def _two_sample(args: argparse.Namespace) -> Any:
     from . import two_sample_test
 
-    da = _read_csv(args.a, args.sep, args.encoding)
-    db = _read_csv(args.b, args.sep, args.encoding)
-    cols = args.columns
-    if cols is None:  # the samples are matched by column name, never by position
-        for df, path in ((da, args.a), (db, args.b)):
-            if "" in df.columns:
-                raise ValueError(f"{path}: column {list(df.columns).index('') + 1} has no name "
-                                 "(an index written by pandas' to_csv?); choose columns with "
-                                 "--columns")
-        if set(da.columns) != set(db.columns):
-            only_a = [c for c in da.columns if c not in set(db.columns)]
-            only_b = [c for c in db.columns if c not in set(da.columns)]
-            raise ValueError(
-                f"{args.a} and {args.b} have different columns (only in {args.a}: {only_a}; "
-                f"only in {args.b}: {only_b}); columns are matched by name: rename them, or "
-                "choose common ones with --columns")
-        cols = list(da.columns)
-    x = _columns(da, cols if args.columns else None, args.a, sep=args.sep,
-                 encoding=args.encoding)
-    y = _columns(db, cols, args.b, sep=args.sep, encoding=args.encoding)
+    x, y, name = _two_samples(args)
     args._n_memory = x.shape[0] + y.shape[0]
-    return two_sample_test(x, y, kernel=args.kernel, bandwidth=args.bandwidth,
-                           estimator=args.estimator, statistic=args.statistic,
-                           method=args.method, n_resamples=args.n_resamples,
-                           rng=args.seed, data_name=f"{args.a} and {args.b}")
+    return two_sample_test(x, y, data_name=name, **_kernels(args, "two_sample", "bandwidth"),
+                           **opt.given(args, _TEST_OPTIONS), **_resampling(args))
+
+
+def _variables(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
+    shared = [c for c in args.x if c in args.y]
+    if shared:
+        raise ValueError(f"--x and --y must name different columns; both name {shared}")
+    table = read_csv(args.data, args.sep, args.encoding)
+    x = columns(table, args.x, "--x")
+    y = columns(table, args.y, "--y")
+    return x, y, f"{','.join(args.x)} and {','.join(args.y)} in {table.name}"
 
 
 def _independence(args: argparse.Namespace) -> Any:
     from . import independence_test
 
-    shared = [c for c in args.x if c in args.y]
-    if shared:
-        raise ValueError(f"--x and --y must name different columns; both name {shared}")
-    df = _read_csv(args.data, args.sep, args.encoding)
-    x = _columns(df, args.x, args.data, "--x", args.sep, args.encoding)
-    y = _columns(df, args.y, args.data, "--y", args.sep, args.encoding)
+    x, y, name = _variables(args)
     args._n_memory = x.shape[0]
-    return independence_test(
-        x, y, kernel_x=args.kernel_x, kernel_y=args.kernel_y,
-        bandwidth_x=args.bandwidth_x, bandwidth_y=args.bandwidth_y,
-        estimator=args.estimator, statistic=args.statistic or "biased",
-        method=args.method, n_resamples=args.n_resamples, rng=args.seed,
-        data_name=f"{','.join(args.x)} and {','.join(args.y)} in {args.data}")
+    return independence_test(x, y, data_name=name,
+                             **_kernels(args, "independence", "bandwidth"),
+                             **opt.given(args, _TEST_OPTIONS), **_resampling(args))
 
 
-def _power(args: argparse.Namespace) -> int:
-    from ._checkpoint import write_output
-    from .datasets import get_scenario
-    from .power import power_curve
+def _aggregated(args: argparse.Namespace) -> Any:
+    from . import aggregated_independence_test, aggregated_two_sample_test
 
-    scen = get_scenario(args.scenario)
-    # everything that can fail after the study is checked before it starts
-    outputs = {opt: _check_output(p, opt) for opt, p in
+    kind = "two_sample" if args.variant == "two-sample" else "independence"
+    test: Any
+    if kind == "two_sample":
+        x, y, name = _two_samples(args)
+        args._n_memory = x.shape[0] + y.shape[0]
+        test = aggregated_two_sample_test
+    else:
+        x, y, name = _variables(args)
+        args._n_memory = x.shape[0]
+        test = aggregated_independence_test
+    return test(x, y, data_name=name, **_kernels(args, kind, "bandwidths"),
+                **opt.given(args, _AGGREGATED), **_resampling(args))
+
+
+def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
+    """The test options of a study (for every estimator or --test), by Python names."""
+    kw = opt.given(args, [o for o in _TEST_OPTIONS if o != "estimator"])
+    two = kind == "two_sample"
+    if not two:
+        bad = [f"--{o.replace('_', '-')}" for o in ("covariance", "split_size", "block_size")
+               if o in kw]
+        if bad:
+            raise ValueError(f"{', '.join(bad)}: only for two-sample scenarios; {name!r} is an "
+                             "independence scenario")
+    for option in ("kernel", "bandwidth"):
+        value = getattr(args, option)
+        if value is not None:
+            kw.update({option: value} if two else {f"{option}_x": value, f"{option}_y": value})
+    return kw
+
+
+def _power_tests(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
+    """``power_curve(tests=...)`` from the --test options, validated."""
+    from . import (aggregated_independence_test, aggregated_two_sample_test, independence_test,
+                   two_sample_test)
+
+    if not args.test:
+        return None
+    if args.estimators is not None:
+        raise ValueError("--estimators and --test cannot be combined: put estimator=NAME in "
+                         "a --test")
+    tests: dict[str, Any] = {}
+    for label, options in args.test:
+        if label in tests:
+            raise ValueError(f"--test labels must be distinct; {label!r} is given twice")
+        agg = options.get("aggregated", False)
+        if not isinstance(agg, bool):
+            raise ValueError(f"--test {label!r}: aggregated must be true or false; got {agg!r}")
+        fn: Any = {(False, "two_sample"): two_sample_test,
+                   (False, "independence"): independence_test,
+                   (True, "two_sample"): aggregated_two_sample_test,
+                   (True, "independence"): aggregated_independence_test}[agg, kind]
+        allowed = sorted(set(inspect.signature(fn).parameters) - _SET_BY_THE_STUDY)
+        unknown = sorted(set(options) - set(allowed) - {"aggregated"})
+        if unknown:
+            raise ValueError(f"--test {label!r}: unknown option(s) {unknown}; the options of "
+                             f"{fn.__name__}: {', '.join(allowed)} (and aggregated=true)")
+        tests[label] = options
+    return tests
+
+
+def _check_power_outputs(args: argparse.Namespace) -> None:
+    """Everything that can fail after the study, checked before it starts."""
+    outputs = {o: _check_output(p, o) for o, p in
                (("--out", args.out), ("--plot", args.plot), ("--checkpoint", args.checkpoint))
                if p is not None}
     resolved: dict[Path, str] = {}
-    for opt, p in outputs.items():
+    for o, p in outputs.items():
         if p.resolve() in resolved:
-            raise ValueError(f"{opt} and {resolved[p.resolve()]} must be different files; "
+            raise ValueError(f"{o} and {resolved[p.resolve()]} must be different files; "
                              f"both are {p}")
-        resolved[p.resolve()] = opt
+        resolved[p.resolve()] = o
     if args.progress:
         _require("tqdm", "--progress")
     if args.n_jobs is not None:
@@ -417,12 +302,23 @@ def _power(args: argparse.Namespace) -> int:
         if ext not in kinds:
             raise ValueError(f"--plot {args.plot}: must end with an image format matplotlib "
                              f"writes ({', '.join('.' + k for k in sorted(kinds))})")
+
+
+def _power(args: argparse.Namespace) -> int:
+    from .datasets import get_scenario
+    from .power import power_curve
+
+    scen = get_scenario(args.scenario)
+    test_kwargs = _power_test_kwargs(args, scen.kind, scen.name)
+    tests = _power_tests(args, scen.kind)
+    _check_power_outputs(args)
     args._n_memory = max(args.n) * (2 if scen.kind == "two_sample" else 1)
     try:
-        res = power_curve(scen, estimators=args.estimators, sample_sizes=args.n,
+        res = power_curve(scen, estimators=args.estimators or ["kme"], sample_sizes=args.n,
                           effects=args.effects, repetitions=args.reps, alpha=args.alpha,
                           n_resamples=args.n_resamples, rng=args.seed, n_jobs=args.n_jobs,
-                          progress=args.progress, checkpoint=args.checkpoint)
+                          progress=args.progress, checkpoint=args.checkpoint,
+                          test_kwargs=test_kwargs, tests=tests)
     except KeyboardInterrupt:
         if args.checkpoint:
             print(f"kmtests: interrupted; the finished repetitions are saved in "
@@ -431,7 +327,28 @@ def _power(args: argparse.Namespace) -> int:
             print("kmtests: interrupted (with --checkpoint FILE a study can be resumed)",
                   file=sys.stderr)
         return 130
-    print(res.summary())
+    if args.json:
+        print(json.dumps(_power_json(res), indent=2, allow_nan=False))
+    else:
+        print(res.summary())
+    _write_power_outputs(args, res)
+    return 0
+
+
+def _power_json(res: Any) -> dict[str, Any]:
+    root = res.root_seed
+    return {"scenario": res.scenario, "description": res.description,
+            "test": str(res.raw["test"].iloc[0]), "estimators": list(res.estimators),
+            "n_resamples": res.n_resamples, "alpha": list(res.alpha), "seed": res.seed,
+            "root_seed": None if root is None else {
+                "entropy": root.entropy, "spawn_key": list(root.spawn_key)},
+            "test_kwargs": {k: v for k, v in res.test_kwargs.items()},
+            "table": res.table().to_dict(orient="records")}
+
+
+def _write_power_outputs(args: argparse.Namespace, res: Any) -> None:
+    from ._checkpoint import write_output
+
     if args.out:
         write_output(args.out, res.table().to_csv(index=False))
         _written(args.out, "table")
@@ -452,7 +369,128 @@ def _power(args: argparse.Namespace) -> int:
             plt.close(ax.figure)
         write_output(args.plot, buf.getvalue())
         _written(args.plot, "plot")
-    return 0
+
+
+# -- the parser ------------------------------------------------------------------------------
+def _flags(p: argparse.ArgumentParser, **extra: str) -> dict[str, str]:
+    """Python name -> command-line option, for the messages of the Python functions."""
+    out = {"rng": "--seed", **extra}
+    for action in p._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and action.dest not in out:
+            out[action.dest] = longs[0]
+    return out
+
+
+def _two_sample_data(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", help="CSV file of the first sample, or of both with --group; '-' reads "
+                   "standard input")
+    p.add_argument("b", nargs="?", default=None,
+                   help="CSV file of the second sample (not with --group); '-' reads standard "
+                   "input")
+    p.add_argument("--group", default=None, metavar="COLUMN",
+                   help="one file holds both samples: COLUMN has two values, whose rows are "
+                   "the two samples (the other columns are the data)")
+    p.add_argument("--groups", type=opt.names, default=None, metavar="A,B",
+                   help="the two values of --group to compare, in this order (default: the "
+                   "column's two values, in order of appearance)")
+    p.add_argument("--columns", type=opt.names, default=None,
+                   help="comma-separated columns to use (default: all, the --group column "
+                   "excepted; two files must then have the same column names)")
+
+
+def _independence_data(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data", help="CSV file with a header line; '-' reads standard input")
+    p.add_argument("--x", required=True, type=opt.names, help="comma-separated columns of x")
+    p.add_argument("--y", required=True, type=opt.names, help="comma-separated columns of y")
+
+
+def _add_test_commands(sub: Any) -> None:
+    p2 = sub.add_parser("two-sample", help="two-sample test (MMD) of two CSV files, or of the "
+                        "two groups of one file",
+                        description="Two-sample test between the rows of two CSV files with a "
+                        "header line (columns matched by name), or between the two groups of "
+                        "rows of one file (--group).")
+    _two_sample_data(p2)
+    opt.add_kernels(p2, "two_sample")
+    opt.add_test(p2, "two_sample")
+    opt.add_resampling(p2, 9999)
+    opt.add_io(p2)
+    p2.set_defaults(_flags=_flags(p2))
+    pi = sub.add_parser("independence", help="independence test (HSIC) between columns of a "
+                        "CSV file", description="Independence test between the columns --x and "
+                        "--y of a CSV file with a header line.")
+    _independence_data(pi)
+    opt.add_kernels(pi, "independence")
+    opt.add_test(pi, "independence")
+    opt.add_resampling(pi, 9999)
+    opt.add_io(pi)
+    pi.set_defaults(_flags=_flags(pi))
+
+
+def _add_aggregated(sub: Any) -> None:
+    pa = sub.add_parser("aggregated", help="aggregated tests over many kernels (MMDAgg, "
+                        "MMD-FUSE, HSICAgg)", description="Aggregated two-sample or "
+                        "independence test: one test over a collection of kernels (bandwidths), "
+                        "estimators and statistic forms, with exact level.")
+    variants = pa.add_subparsers(dest="variant", required=True,
+                                 metavar="{two-sample,independence}")
+    for name, kind in (("two-sample", "two_sample"), ("independence", "independence")):
+        p = variants.add_parser(name, help=f"aggregated {name} test", description=(
+            "Aggregated two-sample test of two CSV files, or of the two groups of one file."
+            if kind == "two_sample" else
+            "Aggregated independence test between the columns --x and --y of a CSV file."))
+        (_two_sample_data if kind == "two_sample" else _independence_data)(p)
+        opt.add_kernels(p, kind, plural=True)
+        opt.add_aggregated(p)
+        opt.add_resampling(p, 1999)
+        opt.add_io(p)
+        p.set_defaults(_flags=_flags(p))
+
+
+def _add_power(sub: Any) -> None:
+    pp = sub.add_parser("power", help="power study of a simulation scenario",
+                        description="Power of the kernel test of a scenario across estimators "
+                        "(or tests), sample sizes and effect sizes.")
+    pp.add_argument("--scenario", required=True,
+                    help="scenario name (see kmtests.datasets.SCENARIOS)")
+    pp.add_argument("--estimators", type=opt.names, default=None,
+                    help="comma-separated estimators to compare (default: kme)")
+    pp.add_argument("--test", type=opt.parse_test_spec, action="append", default=None,
+                    metavar="'LABEL: KEY=VALUE ...'",
+                    help="a test to compare (repeat the option for each): a label, then options "
+                    "of the scenario's test as key=value (lists comma-separated), e.g. "
+                    "'SR-MMD: statistic=regularized lam=0.001' or 'MMDAgg: aggregated=true "
+                    "bandwidths=5'")
+    pp.add_argument("--n", type=opt.int_list, default=[20, 40, 80],
+                    help="comma-separated sample sizes (default 20,40,80)")
+    pp.add_argument("--effects", type=opt.float_list, default=None,
+                    help="comma-separated effect sizes (default: the scenario's)")
+    pp.add_argument("--reps", type=opt.positive_int, default=100,
+                    help="repetitions per design point (default 100)")
+    pp.add_argument("--alpha", type=opt.float_list, default=[0.05],
+                    help="comma-separated levels (default 0.05)")
+    pp.add_argument("--n-resamples", type=opt.positive_int, default=199,
+                    help="permutations per test (default 199)")
+    pp.add_argument("--seed", type=opt.seed, default=None,
+                    help="root seed of the study (default: fresh entropy, recorded)")
+    pp.add_argument("--n-jobs", type=opt.n_jobs, default=None,
+                    help="parallel workers: -1 (all cores) or a positive number (needs joblib)")
+    pp.add_argument("--kernel", default=None,
+                    help=f"kernel of every test: {opt.KERNELS} (default gaussian)")
+    pp.add_argument("--bandwidth", type=opt.bandwidth, default=None,
+                    help="bandwidth of every test: 'median' (default) or a number")
+    opt.add_test(pp, "two_sample", power=True)
+    pp.add_argument("--out", default=None, help="write the power table to this CSV file")
+    pp.add_argument("--plot", default=None,
+                    help="write the power plot to this image file (needs matplotlib)")
+    pp.add_argument("--checkpoint", default=None,
+                    help="file of raw p-values and settings; the study resumes from it")
+    pp.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
+    pp.add_argument("--json", action="store_true",
+                    help="print the settings and the power table as JSON instead of the report")
+    pp.set_defaults(_flags=_flags(pp, kernel_x="--kernel", kernel_y="--kernel",
+                                  bandwidth_x="--bandwidth", bandwidth_y="--bandwidth"))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -460,61 +498,18 @@ def _parser() -> argparse.ArgumentParser:
         prog="kmtests", description="Kernel two-sample (MMD) and independence (HSIC) tests.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run both tests on the bundled Eckerle4 data")
-
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--estimator", default="kme", help="kernel mean estimator (default: kme)")
-        p.add_argument("--method", default="permutation", choices=["permutation", "gamma"])
-        p.add_argument("--statistic", default=None, choices=["unbiased", "biased"])
-        p.add_argument("--n-resamples", type=_positive_int, default=9999,
-                       help="permutations (default 9999)")
-        p.add_argument("--seed", type=_seed, default=None, help="seed for the permutations")
-        p.add_argument("--json", action="store_true", help="print machine-readable JSON")
-        p.add_argument("--sep", type=_sep, default=",", help="field separator (default ',')")
-        p.add_argument("--encoding", type=_encoding, default="utf-8",
-                       help="text encoding of the files (default utf-8)")
-
-    p2 = sub.add_parser("two-sample", help="two-sample test between two CSV files",
-                        description="Two-sample test between the rows of two CSV files with "
-                        "a header line; columns are matched by name.")
-    p2.add_argument("a", help="CSV file of the first sample")
-    p2.add_argument("b", help="CSV file of the second sample")
-    p2.add_argument("--columns", type=_names,
-                    help="comma-separated columns to use (default: all; both files must "
-                    "then have the same column names)")
-    p2.add_argument("--kernel", default="gaussian")
-    p2.add_argument("--bandwidth", type=_parse_bandwidth, default="median")
-    common(p2)
-    pi = sub.add_parser("independence", help="independence test between columns of a CSV file")
-    pi.add_argument("data", help="CSV file")
-    pi.add_argument("--x", required=True, type=_names, help="comma-separated columns of x")
-    pi.add_argument("--y", required=True, type=_names, help="comma-separated columns of y")
-    pi.add_argument("--kernel-x", default="gaussian")
-    pi.add_argument("--kernel-y", default="gaussian")
-    pi.add_argument("--bandwidth-x", type=_parse_bandwidth, default="median")
-    pi.add_argument("--bandwidth-y", type=_parse_bandwidth, default="median")
-    common(pi)
-    pp = sub.add_parser("power", help="power study of a simulation scenario")
-    pp.add_argument("--scenario", required=True, help="scenario name (see kmtests.datasets.SCENARIOS)")
-    pp.add_argument("--estimators", type=_names, default=["kme"],
-                    help="comma-separated estimators (default: kme)")
-    pp.add_argument("--n", type=_int_list, default=[20, 40, 80],
-                    help="comma-separated sample sizes")
-    pp.add_argument("--effects", type=_float_list, default=None,
-                    help="comma-separated effect sizes (default: the scenario's)")
-    pp.add_argument("--reps", type=_positive_int, default=100,
-                    help="repetitions per design point")
-    pp.add_argument("--alpha", type=_float_list, default=[0.05], help="comma-separated levels")
-    pp.add_argument("--n-resamples", type=_positive_int, default=199)
-    pp.add_argument("--seed", type=_seed, default=None)
-    pp.add_argument("--n-jobs", type=_n_jobs, default=None,
-                    help="parallel workers: -1 (all cores) or a positive number (needs joblib)")
-    pp.add_argument("--out", default=None, help="write the power table to this CSV file")
-    pp.add_argument("--plot", default=None,
-                    help="write the power plot to this image file (needs matplotlib)")
-    pp.add_argument("--checkpoint", default=None,
-                    help="file of raw p-values and settings; the study resumes from it")
-    pp.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
+    _add_test_commands(sub)
+    _add_aggregated(sub)
+    _add_power(sub)
     return parser
+
+
+def _spelled(message: str, flags: dict[str, str]) -> str:
+    """`message` in one line, with the backticked Python names of options as CLI options."""
+    def option(m: re.Match[str]) -> str:
+        return flags.get(m.group(1), m.group(0))
+
+    return re.sub(r"`(\w+)`", option, " ".join(message.split("\n")))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -547,8 +542,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo()
         if args.command == "power":
             return _power(args)
-        res = _two_sample(args) if args.command == "two-sample" else _independence(args)
-        _emit(res, args.json)
+        run = {"two-sample": _two_sample, "independence": _independence,
+               "aggregated": _aggregated}[args.command]
+        _emit(run(args), args.json)
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         return _closed_stdout()
     except KeyboardInterrupt:
@@ -560,7 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"kmtests: error: {exc}", file=sys.stderr)
+        print(f"kmtests: error: {_spelled(str(exc), getattr(args, '_flags', {}))}",
+              file=sys.stderr)
         return 2
     return 0
 
