@@ -490,7 +490,8 @@ def _add_power(sub: Any) -> None:
     pp.add_argument("--json", action="store_true",
                     help="print the settings and the power table as JSON instead of the report")
     pp.set_defaults(_flags=_flags(pp, kernel_x="--kernel", kernel_y="--kernel",
-                                  bandwidth_x="--bandwidth", bandwidth_y="--bandwidth"))
+                                  bandwidth_x="--bandwidth", bandwidth_y="--bandwidth",
+                                  sample_sizes="--n", repetitions="--reps"))
 
 
 def _parser() -> argparse.ArgumentParser:

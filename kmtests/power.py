@@ -600,6 +600,10 @@ class PowerCurveResult:
                      f"{r.mean_pvalue:.3f}"] for r in g.itertuples()]
             title = fit(f"Estimator: {est}", 78)
             tables.append(SimpleTable(data, headers=header, title=title, txt_fmt=dict(fmt)))
+        return Summary(tables, self._notes())
+
+    def _notes(self) -> list[str]:
+        """The notes of :meth:`summary`: the model, the tests' nulls, long labels, options."""
         notes = [f"Scenario {self.scenario}: {self.description}",
                  f"Permutation tests with B = {self.n_resamples}; power = mean(p <= alpha), "
                  "ci_low and ci_high the Clopper-Pearson 95% interval; all estimators see the "
@@ -621,7 +625,7 @@ class PowerCurveResult:
             notes.append(f"Root seed: entropy {self.root_seed.entropy}, spawn key "
                          f"{tuple(self.root_seed.spawn_key)} (pass `root_seed` as `rng` to "
                          "repeat the study).")
-        return Summary(tables, notes)
+        return notes
 
     def __str__(self) -> str:
         return str(self.summary())
