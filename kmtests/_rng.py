@@ -23,7 +23,7 @@ import numpy as np
 
 from ._typing import SeedLike
 
-__all__ = ["KEYS", "child", "generator", "seed_of"]
+__all__ = ["KEYS", "child", "generator", "keyed", "root_sequence", "seed_of"]
 
 #: spawn index of each role's child generator
 KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2}
@@ -59,6 +59,45 @@ def child(rng: SeedLike, role: str) -> np.random.Generator:
     kid = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, KEYS[role]),
                                  pool_size=seq.pool_size)
     return np.random.Generator(type(gen.bit_generator)(kid))
+
+
+def keyed(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The SeedSequence ``root.spawn(...)`` would give at spawn key `key`, without mutating
+    `root`: a study's task keyed by its values (sample size, effect, repetition) gets the
+    same seed whatever the execution order and the rest of the design.
+
+    Examples
+    --------
+    >>> root = np.random.SeedSequence(7)
+    >>> keyed(root, 3, 1).spawn_key, keyed(root, 3, 1).entropy == keyed(root, 3, 1).entropy
+    ((3, 1), True)
+    """
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *key),
+                                  pool_size=root.pool_size)
+
+
+def root_sequence(rng: SeedLike, *, words: int | None = None
+                  ) -> tuple[np.random.SeedSequence, bool, int | None]:
+    """``(root, given, seed_int)``: the root SeedSequence of a study, whether `rng` fixed
+    it, and the integer seed when `rng` was one.
+
+    A Generator is drawn from (one 63-bit word, or `words` of them); None draws fresh
+    entropy (recorded in the SeedSequence, so the study can be repeated).
+    """
+    if isinstance(rng, np.random.Generator):
+        if words is None:
+            return np.random.SeedSequence(int(rng.integers(2**63))), True, None
+        return np.random.SeedSequence(rng.integers(0, 2**63, size=words).tolist()), True, None
+    if isinstance(rng, np.random.SeedSequence):
+        return rng, True, None
+    if rng is None:
+        return np.random.SeedSequence(), False, None
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral):
+        raise TypeError("`rng` must be None, an int, a SeedSequence or a Generator; "
+                        f"got {type(rng).__name__}.")
+    if rng < 0:
+        raise ValueError(f"`rng` must be a non-negative integer seed; got {rng}.")
+    return np.random.SeedSequence(int(rng)), True, int(rng)
 
 
 def seed_of(rng: SeedLike) -> int | None:

@@ -18,7 +18,7 @@ import numpy as np
 if TYPE_CHECKING:  # statsmodels is imported when a report is built
     from statsmodels.iolib.table import SimpleTable
 
-__all__ = ["Annotated", "Summary", "WIDTH", "format_bound", "format_number", "format_pvalue",
+__all__ = ["Annotated", "Summary", "WIDTH", "flow", "format_bound", "format_number", "format_pvalue",
            "format_value", "html_settings_table", "result_table", "settings_table"]
 
 #: width of every table and wrapped line of a report
@@ -334,3 +334,11 @@ class Summary:
 
     def __repr__(self) -> str:
         return self.as_text()
+
+
+def flow(pairs: list[tuple[str, Any]]) -> list[tuple[Pair, ...]]:
+    """Key/value pairs filling the two columns in reading order."""
+    out: list[tuple[Pair, ...]] = []
+    for i in range(0, len(pairs), 2):
+        out.append((pairs[i], pairs[i + 1] if i + 1 < len(pairs) else None))
+    return out

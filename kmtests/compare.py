@@ -75,10 +75,9 @@ def compare_estimators(
 
     kind = check_choice(test, "test", ("two_sample", "independence"))
     plan: Any = two_sample_plan if kind == "two_sample" else independence_plan
-    if isinstance(rng, np.random.Generator):
-        seed: Any = np.random.SeedSequence(int(rng.integers(2**63)))
-    else:
-        seed = np.random.SeedSequence(rng) if not isinstance(rng, np.random.SeedSequence) else rng
+    from ._rng import root_sequence
+
+    seed = root_sequence(rng)[0]
     ests = list(estimators)
     if not ests:
         raise ValueError("`estimators` must name at least one estimator.")

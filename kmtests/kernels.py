@@ -646,10 +646,13 @@ class Distance(Kernel):
 class CallableKernel(Kernel):
     """A user function ``func(X, Y) -> ndarray (len(X), len(Y))`` as a kernel.
 
-    The function must return a symmetric positive semi-definite Gram matrix
-    for ``func(X, X)``. In the tests the shape and finiteness are checked, a
-    non-symmetric Gram matrix is an error, and one that is not positive
-    semi-definite gets an :class:`~kmtests.IndefiniteKernelWarning`.
+    The function must return a real, symmetric, positive semi-definite Gram
+    matrix for ``func(X, X)``. On every engine the shape, real values and
+    finiteness are checked, a non-symmetric Gram matrix is an error and one
+    that is not positive semi-definite gets an
+    :class:`~kmtests.IndefiniteKernelWarning` (engines that never hold the whole
+    Gram matrix check symmetry and definiteness on a canonical subsample of at
+    most 4000 points, and symmetry on every diagonal block).
     """
 
     func: Callable[[np.ndarray, np.ndarray], np.ndarray] = None  # type: ignore[assignment]
@@ -661,7 +664,14 @@ class CallableKernel(Kernel):
 
     def gram(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
         yy = x if y is None else y
-        out = np.asarray(self.func(x, yy), dtype=np.float64)
+        raw = np.asarray(self.func(x, yy))
+        if raw.dtype.kind == "c":
+            raise TypeError(f"the kernel callable {self.params()['func']} returned complex "
+                            "values; a kernel must be real-valued (k(x, y) = k(y, x) real).")
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(f"the kernel callable {self.params()['func']} returned "
+                            f"{raw.dtype} values; a kernel must return real numbers.")
+        out = np.asarray(raw, dtype=np.float64)
         if out.shape != (x.shape[0], yy.shape[0]):
             raise ValueError(
                 f"the kernel callable returned shape {out.shape}; expected "

@@ -24,12 +24,13 @@ import os
 import textwrap
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from ._checkpoint import CheckpointError, Row, atomic_write_text, canonical, open_checkpoint
+from ._checkpoint import CheckpointError, Row, canonical, open_checkpoint, write_output
+from ._rng import keyed, root_sequence
 from ._summary import Summary, settings_table
 from ._typing import SeedLike
 from ._validation import check_positive_int
@@ -47,9 +48,7 @@ def _task_seed(root: np.random.SeedSequence, n: int, effect: float,
                rep: int) -> np.random.SeedSequence:
     # A child keyed by the values (n, effect, repetition): independent of the
     # execution order and of the rest of the design.
-    bits = int(np.float64(effect).view(np.uint64))
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, n, bits, rep),
-                                  pool_size=root.pool_size)
+    return keyed(root, n, int(np.float64(effect).view(np.uint64)), rep)
 
 
 @dataclass(frozen=True)
@@ -61,13 +60,43 @@ class _Test:
     aggregated: bool = False
     function: Any = None
 
+    @property
+    def null(self) -> str:
+        return "permutation" if self.function is not None else _null_of(self.kwargs)
+
     def run(self, x: np.ndarray, y: np.ndarray, kind: str, n_resamples: int,
             rng: np.random.Generator) -> Any:
         if self.function is not None:
             return self.function(x, y, n_resamples=n_resamples, rng=rng, **self.kwargs)
-        # the study shows its own progress; a bar per test would flood the output
-        return _test_function(kind, self.aggregated)(x, y, n_resamples=n_resamples, rng=rng,
-                                                    **{"progress": False, **self.kwargs})
+        return _call(_test_function(kind, self.aggregated), x, y, self.null, n_resamples, rng,
+                     self.kwargs)
+
+
+#: engines of an asymptotic normal null, which take no permutation options
+_NORMAL_ENGINES = ("block", "linear")
+
+
+def _null_of(kwargs: Mapping[str, Any]) -> str:
+    """The null of a test with options `kwargs`: 'normal', 'gamma' or 'permutation'."""
+    engine = kwargs.get("engine", "exact")
+    if isinstance(engine, str) and engine.lower() in _NORMAL_ENGINES:
+        return "normal"
+    method = kwargs.get("method", "permutation")
+    name = method.lower() if isinstance(method, str) else getattr(method, "name", "")
+    return name if name in ("normal", "gamma") else "permutation"
+
+
+def _call(test: Any, x: np.ndarray, y: np.ndarray, null: str, n_resamples: int,
+          rng: np.random.Generator, kwargs: Mapping[str, Any]) -> Any:
+    """`test` on (x, y): with the study's permutations, or none for a normal null."""
+    if null == "normal":  # the linear-time engines refuse permutation options
+        return test(x, y, **kwargs)
+    # the study shows its own progress; a bar per test would flood the output
+    return test(x, y, n_resamples=n_resamples, rng=rng, **{"progress": False, **kwargs})
+
+
+def _qualname(obj: Any) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
 
 
 def _test_function(kind: str, aggregated: bool) -> Any:
@@ -76,7 +105,8 @@ def _test_function(kind: str, aggregated: bool) -> Any:
 
         return aggregated_two_sample_test if kind == "two_sample" else \
             aggregated_independence_test
-    from . import independence_test, two_sample_test
+    from .independence import independence_test
+    from .twosample import two_sample_test
 
     return two_sample_test if kind == "two_sample" else independence_test
 
@@ -118,7 +148,8 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
               test_kwargs: dict[str, Any]) -> list[Row]:
     """One repetition: one data set, the given estimators (or tests), one permutation
     stream."""
-    from . import independence_test, two_sample_test
+    from .independence import independence_test
+    from .twosample import two_sample_test
 
     data_seed, perm_seed = seed.spawn(2)
     x, y = scenario.sample(n, effect, np.random.default_rng(data_seed))
@@ -129,9 +160,8 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
         if isinstance(est, _Test):
             res = est.run(x, y, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
         else:
-            res = test(x, y, estimator=est, n_resamples=n_resamples,
-                       rng=np.random.default_rng(perm_seed),
-                       **{"progress": False, **test_kwargs})
+            res = _call(test, x, y, _null_of(test_kwargs), n_resamples,
+                        np.random.default_rng(perm_seed), {"estimator": est, **test_kwargs})
         stat, p = float(res.statistic), float(res.pvalue)
         if not (math.isfinite(stat) and 0.0 <= p <= 1.0):
             raise ValueError(
@@ -163,7 +193,8 @@ def _auto_label(est: Any) -> str:
     """The registry name, with the parameters that differ from their defaults."""
     defaults = _field_defaults(est)
     changed = [(k, v) for k, v in est.get_params().items()
-               if k not in defaults or canonical(v) != canonical(defaults[k])]
+               if k not in defaults or canonical(v, vouched=True) != canonical(
+                   defaults[k], vouched=True)]
     if not changed:
         return est.name
     return f"{est.name}({', '.join(f'{k}={_short(v)}' for k, v in changed)})"
@@ -189,22 +220,6 @@ def _resolve_estimators(estimators: Any) -> tuple[list[str], list[Any]]:
         raise ValueError(f"`estimators` must have distinct names; got {labels} (pass a dict "
                          "{label: estimator} to name them).")
     return labels, objs
-
-
-def _root_seed(rng: SeedLike) -> tuple[np.random.SeedSequence, bool, int | None]:
-    """``(root, given, seed_int)``: the root SeedSequence and whether `rng` fixed it."""
-    if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence(int(rng.integers(2**63))), True, None
-    if isinstance(rng, np.random.SeedSequence):
-        return rng, True, None
-    if rng is None:
-        return np.random.SeedSequence(), False, None
-    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)):
-        raise TypeError("`rng` must be None, an int, a SeedSequence or a Generator; "
-                        f"got {type(rng).__name__}.")
-    if rng < 0:
-        raise ValueError(f"`rng` must be a non-negative integer seed; got {rng}.")
-    return np.random.SeedSequence(int(rng)), True, int(rng)
 
 
 def _seed_settings(root: np.random.SeedSequence) -> dict[str, Any]:
@@ -248,6 +263,173 @@ def _distinct(values: list[_H], name: str) -> list[_H]:
     return values
 
 
+# -- the steps of power_curve -------------------------------------------------------------
+#: (n, effect, repetition, label): the key of one p-value of a study
+_Key = tuple[int, float, int, str]
+#: (n, effect, repetition, compared objects, their labels): one repetition to run
+_Task = tuple[int, float, int, list[Any], list[str]]
+
+
+@dataclass(frozen=True)
+class _Study:
+    """The validated design of a :func:`power_curve` call."""
+
+    scen: Scenario
+    sizes: list[int]
+    effs: list[float]
+    repetitions: int
+    n_resamples: int
+    test_kwargs: dict[str, Any]
+    labels: list[str]
+    objs: list[Any]
+
+
+def _check_design(scenario: str | Scenario, sample_sizes: Iterable[int],
+                  effects: Iterable[float] | None, repetitions: int, n_resamples: int,
+                  alpha: float | Sequence[float]
+                  ) -> tuple[Scenario, list[int], list[float], int, int, tuple[float, ...]]:
+    """The scenario, sizes, effects, repetitions, permutations and levels, validated."""
+    scen = get_scenario(scenario)
+    sizes = _distinct([check_positive_int(int(n) if isinstance(n, np.integer) else n,
+                                          "sample_sizes") for n in sample_sizes], "sample_sizes")
+    effs = [float(scen.default_effect)] if effects is None else [float(e) + 0.0 for e in effects]
+    _distinct(effs, "effects")
+    if not all(math.isfinite(e) for e in effs):
+        raise ValueError(f"`effects` must be finite numbers; got {effs}.")
+    repetitions = check_positive_int(repetitions, "repetitions")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    alphas = tuple(_distinct([float(a) for a in np.atleast_1d(alpha)], "alpha"))
+    if not all(0 < a < 1 for a in alphas):
+        raise ValueError(f"`alpha` must be in (0, 1); got {alphas}.")
+    return scen, sizes, effs, repetitions, n_resamples, alphas
+
+
+def _check_test_kwargs(test_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    out = dict(test_kwargs or {})
+    for bad in ("estimator", "n_resamples", "rng"):
+        if bad in out:
+            raise ValueError(f"`test_kwargs` must not contain {bad!r}; it is set by power_curve.")
+    return out
+
+
+def _resolve_compared(estimators: Any, tests: Mapping[str, Any] | None, kind: str,
+                      test_kwargs: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """Labels and objects of the compared estimators (or of `tests`)."""
+    if tests is not None:
+        labels, configs = _resolve_tests(tests, kind, test_kwargs)
+        return labels, list(configs)
+    labels, objs = _resolve_estimators(estimators)
+    test = _test_function(kind, False)
+    unknown = sorted(set(test_kwargs) - set(inspect.signature(test).parameters))
+    if unknown:
+        raise ValueError(f"`test_kwargs` must be options of {test.__name__}; got {unknown}.")
+    return labels, objs
+
+
+def _check_scenario_design(scen: Scenario, sizes: list[int], effs: list[float]) -> None:
+    if scen.max_n is not None and max(sizes) > scen.max_n:
+        raise ValueError(f"scenario {scen.name!r} has at most {scen.max_n} observations; "
+                         f"got n = {max(sizes)}.")
+    for e in effs:  # the scenario validates its effects
+        scen.sample(min(sizes), e, 0)
+
+
+def _checkpoint_settings(study: _Study, root: np.random.SeedSequence,
+                         label: str | None) -> dict[str, Any]:
+    """What gives a row of the study its meaning, as recorded in the checkpoint file.
+
+    Callables are described by what they compute (:func:`canonical`); with a
+    `label`, what cannot be described is recorded as unidentified, and the
+    label stands for it.
+    """
+    from . import __version__
+
+    scen, vouched = study.scen, label is not None
+    settings = {
+        "kmtests": __version__,
+        "scenario": {"name": scen.name, "kind": scen.kind, "max_n": scen.max_n,
+                     "sampler": canonical(scen.sampler, "scenario.sampler", vouched=vouched)},
+        "seed": _seed_settings(root),
+        "n_resamples": study.n_resamples,
+        "test_kwargs": canonical({k: v for k, v in study.test_kwargs.items()
+                                  if k not in _SPEED_ONLY}, "test_kwargs", vouched=vouched),
+        "estimators": {lab: _describe_compared(lab, o, vouched)
+                       for lab, o in zip(study.labels, study.objs)},
+    }
+    if label is not None:
+        settings["label"] = label
+    return settings
+
+
+def _describe_compared(label: str, obj: Any, vouched: bool) -> Any:
+    if not isinstance(obj, _Test):
+        return canonical(obj, f"estimators[{label!r}]", vouched=vouched)
+    where = f"tests[{label!r}]"
+    fields = {"aggregated": obj.aggregated, "function": obj.function, "kwargs": obj.kwargs}
+    return {"class": _qualname(_Test), "fields": {
+        k: canonical(v, where, vouched=vouched) for k, v in fields.items()}}
+
+
+def _check_checkpoint_label(label: Any, checkpoint: Any) -> str | None:
+    if label is None:
+        return None
+    if not isinstance(label, str) or not label:
+        raise TypeError(f"`checkpoint_label` must be a non-empty string or None; got {label!r}.")
+    if checkpoint is None:
+        raise ValueError("`checkpoint_label` needs `checkpoint`: it labels the settings "
+                         "recorded in a checkpoint file.")
+    return label
+
+
+def _record(pvalues: dict[_Key, float], rows: Iterable[Row]) -> None:
+    pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in rows)
+
+
+def _pending_tasks(study: _Study, pvalues: dict[_Key, float]) -> list[_Task]:
+    """The repetitions with at least one (estimator) row missing from `pvalues`."""
+    tasks = []
+    for n in study.sizes:
+        for e in study.effs:
+            for rep in range(study.repetitions):
+                todo = [j for j, lab in enumerate(study.labels)
+                        if (n, e, rep, lab) not in pvalues]
+                if todo:
+                    tasks.append((n, e, rep, [study.objs[j] for j in todo],
+                                  [study.labels[j] for j in todo]))
+    return tasks
+
+
+def _execute(study: _Study, tasks: list[_Task], root: np.random.SeedSequence,
+             record: Callable[[list[Row]], None], joblib: Any, n_jobs: int | None) -> None:
+    """Run `tasks` (serially, or through joblib) and `record` each one's rows."""
+    args = [(study.scen, n, e, rep, _task_seed(root, n, e, rep), objs, labs,
+             study.n_resamples, study.test_kwargs) for n, e, rep, objs, labs in tasks]
+    if joblib is None:
+        for a in args:
+            record(_run_task(*a))
+        return
+    calls = (joblib.delayed(_run_task)(*a) for a in args)
+    parts = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+    with contextlib.closing(parts):
+        for part in parts:
+            record(part)
+
+
+def _raw_frame(study: _Study, pvalues: dict[_Key, float]) -> pd.DataFrame:
+    """The raw table, in the order (n, effect, repetition, label as given)."""
+    order = {lab: i for i, lab in enumerate(study.labels)}
+    keys = sorted(((n, e, rep, lab) for n in study.sizes for e in study.effs
+                   for rep in range(study.repetitions) for lab in study.labels),
+                  key=lambda k: (k[0], k[1], k[2], order[k[3]]))
+    nulls = {lab: o.null if isinstance(o, _Test) else _null_of(study.test_kwargs)
+             for lab, o in zip(study.labels, study.objs)}
+    raw = pd.DataFrame([(study.scen.name, study.scen.kind, *k, pvalues[k], nulls[k[3]])
+                        for k in keys], columns=[*_RAW_COLUMNS, "null"])
+    return raw.astype({"scenario": str, "test": str, "estimator": str, "n": int,
+                       "effect": float, "repetition": int, "pvalue": float, "null": str})
+
+
+
 @dataclass(frozen=True, eq=False)
 class PowerCurveResult:
     """Result of :func:`power_curve`.
@@ -256,7 +438,11 @@ class PowerCurveResult:
     ----------
     raw : pandas.DataFrame
         One row per repetition and estimator: scenario, test, n, effect,
-        repetition, estimator, pvalue.
+        repetition, estimator, pvalue, null. ``null`` is the test's null
+        distribution: ``"permutation"`` (`n_resamples` permutations; callables
+        in `tests` always receive them), ``"normal"`` (the asymptotic null of
+        ``engine="block"`` and ``"linear"``, which are given no permutation
+        options) or ``"gamma"`` (``method="gamma"``).
     alpha : tuple of float
         Significance levels of the table.
     n_resamples : int
@@ -381,7 +567,7 @@ class PowerCurveResult:
                      if len(reps) > 1 else str(reps[0])),
                     ("Resamples", str(self.n_resamples)),
                     ("Seed", "-" if self.seed is None else str(self.seed))]
-        from .results import _flow
+        from ._summary import flow as _flow
 
         blocks, _ = settings_table(_flow(settings),
                                    fit(f"Power study: {self.scenario} (alpha = {a:g})", 78))
@@ -399,10 +585,21 @@ class PowerCurveResult:
                      f"{r.mean_pvalue:.3f}"] for r in g.itertuples()]
             title = fit(f"Estimator: {est}", 78)
             tables.append(SimpleTable(data, headers=header, title=title, txt_fmt=dict(fmt)))
+        return Summary(tables, self._notes())
+
+    def _notes(self) -> list[str]:
+        """The notes of :meth:`summary`: the model, the tests' nulls, long labels, options."""
         notes = [f"Scenario {self.scenario}: {self.description}",
                  f"Permutation tests with B = {self.n_resamples}; power = mean(p <= alpha), "
                  "ci_low and ci_high the Clopper-Pearson 95% interval; all estimators see the "
                  "same data and permutations in each repetition."]
+        if "null" in self.raw:
+            for null, what in (("normal", "asymptotic normal null"),
+                               ("gamma", "gamma approximation of the null")):
+                labels = [e for e in self._estimator_order()
+                          if null in set(self.raw.loc[self.raw["estimator"] == e, "null"])]
+                if labels:
+                    notes.append(f"{', '.join(labels)}: {what} (no permutations).")
         long_labels = [e for e in self._estimator_order() if len(f"Estimator: {e}") > 78]
         if long_labels:
             notes.append("Estimators: " + "; ".join(long_labels))
@@ -413,7 +610,7 @@ class PowerCurveResult:
             notes.append(f"Root seed: entropy {self.root_seed.entropy}, spawn key "
                          f"{tuple(self.root_seed.spawn_key)} (pass `root_seed` as `rng` to "
                          "repeat the study).")
-        return Summary(tables, notes)
+        return notes
 
     def __str__(self) -> str:
         return str(self.summary())
@@ -517,7 +714,11 @@ class PowerCurveResult:
         Parameters
         ----------
         path : str or path-like
-            The file to write (replaced if it exists).
+            The file to write: a regular file is replaced through a temporary
+            file renamed over it (a symbolic link is kept and its target
+            replaced); a FIFO or character device (``/dev/stdout``) is written
+            through; a directory, block device or socket is refused
+            (``ValueError``).
 
         Examples
         --------
@@ -529,9 +730,9 @@ class PowerCurveResult:
         >>> path = os.path.join(tempfile.mkdtemp(), "raw.csv")
         >>> res.to_csv(path)
         >>> list(pd.read_csv(path).columns)
-        ['scenario', 'test', 'n', 'effect', 'repetition', 'estimator', 'pvalue']
+        ['scenario', 'test', 'n', 'effect', 'repetition', 'estimator', 'pvalue', 'null']
         """
-        atomic_write_text(path, self.raw.to_csv(index=False))
+        write_output(path, self.raw.to_csv(index=False))
 
 
 def power_curve(
@@ -549,6 +750,7 @@ def power_curve(
     checkpoint: str | os.PathLike[str] | None = None,
     test_kwargs: dict[str, Any] | None = None,
     tests: Mapping[str, Any] | None = None,
+    checkpoint_label: str | None = None,
 ) -> PowerCurveResult:
     """Power of the kernel test of a scenario across estimators and sizes.
 
@@ -589,9 +791,16 @@ def power_curve(
     checkpoint : path, optional
         File of the study's raw p-values, which makes the study resumable. Its
         header records what gives a row its meaning: the scenario, the root
-        seed, `n_resamples`, `test_kwargs`, each estimator's configuration and
-        the kmtests version; a file written with other settings is refused
-        (:class:`CheckpointError`, naming what differs). Rows found in the file
+        seed, `n_resamples`, `test_kwargs`, each estimator's (or test's)
+        configuration and the kmtests version; a file written with other
+        settings is refused (:class:`CheckpointError`, naming what differs).
+        Callables (a scenario's sampler, a test or kernel given as a function,
+        lambda, :func:`functools.partial` or bound method) are recorded by
+        what they compute: their code, constants, defaults, closure variables
+        and the globals they read, a partial's arguments, a method's
+        instance. One that holds an object without a stable description (a
+        ``repr`` with a memory address) is refused unless `checkpoint_label`
+        is given. Rows found in the file
         are reused and only the missing (repetition, estimator) pairs are run,
         so the design can grow (more repetitions, sizes, effects or estimators)
         and an interrupted study (Ctrl-C, a killed process) continues where it
@@ -613,6 +822,16 @@ def power_curve(
         too). Every test sees the same data and the same permutation stream in
         each repetition; the label goes in the ``estimator`` column of the
         tables. `estimators` is then ignored (put ``estimator`` in a spec).
+        A test (or `test_kwargs`) with ``engine="block"`` or ``"linear"`` has
+        an asymptotic normal null: it is given no permutation options, and
+        its rows say ``null = "normal"`` in :attr:`PowerCurveResult.raw`.
+    checkpoint_label : str, optional
+        A version label of your own, recorded in the `checkpoint` file: a file
+        with another label (or none) is refused. It stands for what the file
+        cannot record, which is then accepted: callables that hold an object
+        without a stable description (a closure over a fitted model, say),
+        recorded as unidentified. Change the label whenever you change such an
+        object. Everything that can be described is still compared.
 
     Returns
     -------
@@ -622,7 +841,8 @@ def power_curve(
     ------
     CheckpointError
         When the checkpoint file was written with other settings, is corrupt
-        or truncated, or is in use by another process.
+        or truncated, or is in use by another process; when a setting cannot
+        be described and no `checkpoint_label` is given.
 
     Examples
     --------
@@ -635,109 +855,47 @@ def power_curve(
     10   0.50
     30   0.85
     """
-    from . import __version__
-
-    scen = get_scenario(scenario)
-    sizes = _distinct([check_positive_int(int(n) if isinstance(n, np.integer) else n,
-                                          "sample_sizes") for n in sample_sizes], "sample_sizes")
-    effs = [float(scen.default_effect)] if effects is None else [float(e) + 0.0 for e in effects]
-    _distinct(effs, "effects")
-    if not all(math.isfinite(e) for e in effs):
-        raise ValueError(f"`effects` must be finite numbers; got {effs}.")
-    repetitions = check_positive_int(repetitions, "repetitions")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    alphas = tuple(_distinct([float(a) for a in np.atleast_1d(alpha)], "alpha"))
-    if not all(0 < a < 1 for a in alphas):
-        raise ValueError(f"`alpha` must be in (0, 1); got {alphas}.")
+    scen, sizes, effs, repetitions, n_resamples, alphas = _check_design(
+        scenario, sample_sizes, effects, repetitions, n_resamples, alpha)
     n_jobs = _check_n_jobs(n_jobs)
-    test_kwargs = dict(test_kwargs or {})
-    for bad in ("estimator", "n_resamples", "rng"):
-        if bad in test_kwargs:
-            raise ValueError(f"`test_kwargs` must not contain {bad!r}; it is set by power_curve.")
-    from . import independence_test, two_sample_test
-
-    test = two_sample_test if scen.kind == "two_sample" else independence_test
-    if tests is None:
-        labels, est_objs = _resolve_estimators(estimators)
-        unknown = sorted(set(test_kwargs) - set(inspect.signature(test).parameters))
-        if unknown:
-            raise ValueError(f"`test_kwargs` must be options of {test.__name__}; got "
-                             f"{unknown}.")
-    else:
-        labels, configs = _resolve_tests(tests, scen.kind, test_kwargs)
-        est_objs = list(configs)
-    if scen.max_n is not None and max(sizes) > scen.max_n:
-        raise ValueError(f"scenario {scen.name!r} has at most {scen.max_n} observations; "
-                         f"got n = {max(sizes)}.")
-    for e in effs:  # the scenario validates its effects
-        scen.sample(min(sizes), e, 0)
+    test_kwargs = _check_test_kwargs(test_kwargs)
+    labels, objs = _resolve_compared(estimators, tests, scen.kind, test_kwargs)
+    _check_scenario_design(scen, sizes, effs)
+    checkpoint_label = _check_checkpoint_label(checkpoint_label, checkpoint)
     tqdm = _require("tqdm.auto", "`progress=True`").tqdm if progress else None
     joblib = _require("joblib", "`n_jobs`") if n_jobs is not None else None
-    root, seed_given, seed_int = _root_seed(rng)
+    root, seed_given, seed_int = root_sequence(rng)
+    study = _Study(scen, sizes, effs, repetitions, n_resamples, test_kwargs, labels, objs)
 
-    pvalues: dict[tuple[int, float, int, str], float] = {}
+    pvalues: dict[_Key, float] = {}
     ckpt = None
-    if checkpoint is not None:
-        settings = {
-            "kmtests": __version__,
-            "scenario": {"name": scen.name, "kind": scen.kind, "max_n": scen.max_n,
-                         "sampler": canonical(scen.sampler)},
-            "seed": _seed_settings(root),
-            "n_resamples": n_resamples,
-            "test_kwargs": canonical({k: v for k, v in test_kwargs.items()
-                                      if k not in _SPEED_ONLY}, "test_kwargs"),
-            "estimators": {lab: canonical(o) for lab, o in zip(labels, est_objs)},
-        }
     try:
         if checkpoint is not None:
-            ckpt = open_checkpoint(checkpoint, settings, seed_given=seed_given)
+            ckpt = open_checkpoint(checkpoint, _checkpoint_settings(study, root,
+                                                                    checkpoint_label),
+                                   seed_given=seed_given)
             root = _seed_from_settings(ckpt.settings["seed"])
-            pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in ckpt.rows)
-        tasks = []
-        for n in sizes:
-            for e in effs:
-                for rep in range(repetitions):
-                    todo = [j for j, lab in enumerate(labels) if (n, e, rep, lab) not in pvalues]
-                    if todo:
-                        tasks.append((n, e, rep, [est_objs[j] for j in todo],
-                                      [labels[j] for j in todo]))
+            _record(pvalues, ckpt.rows)
+        tasks = _pending_tasks(study, pvalues)
         bar = None if tqdm is None else tqdm(total=len(tasks), desc=f"power {scen.name}",
                                              unit="rep")
 
         def record(rows: list[Row]) -> None:
             if ckpt is not None:
                 ckpt.append(rows)
-            pvalues.update(((r[2], r[3], r[4], r[5]), r[6]) for r in rows)
+            _record(pvalues, rows)
             if bar is not None:
                 bar.update(1)
 
         try:
-            if joblib is None:
-                for n, e, rep, objs, labs in tasks:
-                    record(_run_task(scen, n, e, rep, _task_seed(root, n, e, rep), objs, labs,
-                                     n_resamples, test_kwargs))
-            else:
-                calls = (joblib.delayed(_run_task)(scen, n, e, rep, _task_seed(root, n, e, rep),
-                                                   objs, labs, n_resamples, test_kwargs)
-                         for n, e, rep, objs, labs in tasks)
-                parts = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(calls)
-                with contextlib.closing(parts):
-                    for part in parts:
-                        record(part)
+            _execute(study, tasks, root, record, joblib, n_jobs)
         finally:
             if bar is not None:
                 bar.close()
     finally:
         if ckpt is not None:
             ckpt.close()
-
-    order = {lab: i for i, lab in enumerate(labels)}
-    keys = sorted(((n, e, rep, lab) for n in sizes for e in effs for rep in range(repetitions)
-                   for lab in labels), key=lambda k: (k[0], k[1], k[2], order[k[3]]))
-    raw = pd.DataFrame([(scen.name, scen.kind, *k, pvalues[k]) for k in keys],
-                       columns=_RAW_COLUMNS)
-    raw = raw.astype({"scenario": str, "test": str, "estimator": str, "n": int,
-                      "effect": float, "repetition": int, "pvalue": float})
-    return PowerCurveResult(raw=raw, alpha=alphas, n_resamples=n_resamples, seed=seed_int,
-                            scenario=scen.name, description=scen.description,
-                            estimators=tuple(labels), test_kwargs=test_kwargs, root_seed=root)
+    return PowerCurveResult(raw=_raw_frame(study, pvalues), alpha=alphas,
+                            n_resamples=n_resamples, seed=seed_int, scenario=scen.name,
+                            description=scen.description, estimators=tuple(labels),
+                            test_kwargs=test_kwargs, root_seed=root)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ._rng import keyed, root_sequence
 from ._typing import SeedLike
 from ._validation import check_positive_int
 from .estimators import KME, KernelMeanEstimator, resolve_estimator
@@ -99,21 +100,10 @@ def _resolve_kernels(kernels: Any) -> list[tuple[str, Kernel]]:
 
 
 def _root_seed(rng: SeedLike) -> np.random.SeedSequence:
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
-    if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
-        return np.random.SeedSequence(rng)
-    raise TypeError("`rng` must be None, an int, a SeedSequence or a Generator; "
-                    f"got {type(rng).__name__}.")
+    return root_sequence(rng, words=4)[0]
 
 
-def _child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
-    """The SeedSequence ``root.spawn(...)`` would give at spawn key `key` (without
-    mutating `root`, so the same root always gives the same study)."""
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *key),
-                                  pool_size=root.pool_size)
+_child = keyed
 
 
 # -- one cell: one distribution, one sample, every kernel and estimator ---------------------

@@ -209,8 +209,14 @@ _HEAVY = ("mmdagg estimators+filters",)  # per-permutation LOOCV members: one nu
     if name not in _HEAVY or kind == "poisson"])
 def test_regularized_and_aggregated_tests_keep_their_level(name, kind, n):
     """Type-I error of every regularised and aggregated configuration, small n included,
-    under a Gaussian, a heavy-tailed and a discrete (tied) null."""
-    reps = 300
+    under a Gaussian, a heavy-tailed and a discrete (tied) null.
+
+    The aggregated independence tests get 1000 data sets: with 300, the tied Poisson
+    null drew 29 rejections (band [6, 25]) for one seed after their members were put on
+    one orientation, while 2000 data sets give 5.35% (and 5.25% before), and full
+    enumeration at n = 6 gives exactly 36 of 720 arrangements: a 3-sigma draw, not a
+    level defect; 1000 data sets make such draws rare (they are cheap)."""
+    reps = 1000 if name.startswith("hsic") else 300
     lo, hi = _band(reps)
     seed = 1000 + 17 * list(_NEW_TESTS).index(name) + n
     rej = _new_test_rate(name, kind, n, reps, seed)

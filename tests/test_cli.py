@@ -10,7 +10,7 @@ import pytest
 
 import kmtests
 import kmtests.power
-from kmtests import _cli
+from kmtests import cli as _cli
 
 
 def _strict_json(text):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kmtests import _cli
+from kmtests import cli as _cli
 from kmtests.datasets import load_eckerle4
 
 

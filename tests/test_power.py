@@ -277,8 +277,9 @@ def test_non_finite_statistic_is_an_error(monkeypatch):
     import kmtests
 
     real = kmtests.independence_test
-    monkeypatch.setattr(kmtests, "independence_test", lambda *a, **k: dataclasses.replace(
-        real(*a, **k), statistic=float("nan")))
+    monkeypatch.setattr(kmtests.independence, "independence_test",
+                        lambda *a, **k: dataclasses.replace(real(*a, **k),
+                                                            statistic=float("nan")))
     with pytest.raises(ValueError, match=r"the kme test returned statistic nan and p-value .* "
                                          r"for n = 8, effect = 0.3, repetition 0"):
         power_curve("linear", sample_sizes=[8], repetitions=2, n_resamples=9, rng=0)
@@ -286,7 +287,7 @@ def test_non_finite_statistic_is_an_error(monkeypatch):
 
 def test_cli_power(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    from kmtests import _cli
+    from kmtests import cli as _cli
 
     out, png = tmp_path / "t.csv", tmp_path / "p.png"
     rc = _cli.main(["power", "--scenario", "mean_shift", "--n", "8,16", "--effects", "1",
@@ -352,3 +353,30 @@ def test_tests_inside_a_study_show_no_progress_bar_of_their_own(monkeypatch, cap
         power_curve("eckerle", sample_sizes=[6], effects=[1.0], repetitions=2,
                     n_resamples=19, rng=0, **kw)
         assert "permutations" not in capsys.readouterr().err
+
+
+def test_block_and_linear_engines_run_without_permutation_options():
+    """engine='block'/'linear' have an asymptotic normal null and refuse `n_resamples`
+    and `rng`; the study passes them none and records the null of each row."""
+    import kmtests
+    from kmtests.datasets import get_scenario
+    from kmtests.power import _task_seed
+
+    tests = {"MMD": {}, "B-test": {"engine": "block"}, "linear": {"engine": "linear"}}
+    res = power_curve("mean_shift", tests=tests, sample_sizes=[20], effects=[1.0],
+                      repetitions=3, n_resamples=19, rng=0)
+    raw = res.raw
+    assert list(raw.columns[-2:]) == ["pvalue", "null"]
+    assert dict(zip(raw["estimator"], raw["null"])) == {
+        "MMD": "permutation", "B-test": "normal", "linear": "normal"}
+    data_seed, _ = _task_seed(np.random.SeedSequence(0), 20, 1.0, 1).spawn(2)
+    x, y = get_scenario("mean_shift").sample(20, 1.0, np.random.default_rng(data_seed))
+    for label, engine in (("B-test", "block"), ("linear", "linear")):
+        got = raw[(raw["estimator"] == label) & (raw["repetition"] == 1)]["pvalue"].item()
+        assert got == kmtests.two_sample_test(x, y, engine=engine).pvalue
+    assert "B-test, linear: asymptotic normal null (no permutations)" in str(res.summary())
+    # the same through test_kwargs, for every estimator
+    lin = power_curve("mean_shift", estimators=["kme"], test_kwargs={"engine": "linear"},
+                      sample_sizes=[20], effects=[1.0], repetitions=3, n_resamples=19, rng=0)
+    np.testing.assert_array_equal(lin.raw["pvalue"], raw[raw["estimator"] == "linear"]["pvalue"])
+    assert (lin.raw["null"] == "normal").all()

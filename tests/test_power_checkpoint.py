@@ -174,11 +174,11 @@ def test_keyboard_interrupt_keeps_finished_rows(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(kmtests, "two_sample_test", interrupted)
+    monkeypatch.setattr(kmtests.twosample, "two_sample_test", interrupted)
     with pytest.raises(KeyboardInterrupt):
         power_curve("mean_shift", repetitions=8, checkpoint=path, **KW)
     assert len(_rows(path)) == 4  # appended as each repetition finished
-    monkeypatch.setattr(kmtests, "two_sample_test", real)
+    monkeypatch.setattr(kmtests.twosample, "two_sample_test", real)
     resumed = power_curve("mean_shift", repetitions=8, checkpoint=path, **KW)  # lock released
     fresh = power_curve("mean_shift", repetitions=8, **KW)
     pd.testing.assert_frame_equal(resumed.raw, fresh.raw)

@@ -36,3 +36,73 @@ def test_the_package_type_checks() -> None:
     out = subprocess.run([sys.executable, "-m", "mypy", "kmtests"], cwd=ROOT,
                          capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+#: the floors of kmtests, top to bottom: an import may only run down (or within a floor)
+_FLOORS = [
+    ("kmtests", "kmtests.__main__", "kmtests.cli"),
+    ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn"),
+    ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated"),
+    ("kmtests._driver",),
+    ("kmtests.results",),
+    ("kmtests.null",),
+    ("kmtests.statistics",),
+    ("kmtests.engines",),
+    ("kmtests.problems",),
+    ("kmtests.datasets", "kmtests.groundtruth"),
+    ("kmtests.estimators",),
+    ("kmtests.kernels",),
+    ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
+     "kmtests._typing", "kmtests._warnings", "kmtests._summary", "kmtests._checkpoint",
+     "kmtests._canonical"),
+]
+#: the only import that may run up: the version string of the package
+_UPWARD_ALLOWED = {"kmtests.__version__"}
+
+
+def _floor(module):
+    best = None
+    for i, names in enumerate(_FLOORS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and \
+                    (best is None or len(name) > best[1]):
+                best = (i, len(name))
+    return None if best is None else best[0]
+
+
+def test_imports_run_down_the_floors():
+    """The architecture (docs/developer.rst): faces -> driver -> results -> null ->
+    statistics -> engines -> problems -> estimators -> kernels -> utilities. Every import,
+    lazy ones included, runs down (or stays within a floor): no import dodges a circle,
+    and every module of kmtests is on a floor."""
+    import ast
+
+    up, unplaced = [], []
+    for path in (ROOT / "kmtests").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        package = module if parts[-1] == "__init__" else module.rsplit(".", 1)[0]
+        if _floor(module) is None:
+            unplaced.append(module)
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")
+                if node.level:
+                    base = base[: len(base) - node.level + 1]
+                    root = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    root = node.module or ""
+                targets = ([root] if node.module else []) + [f"{root}.{a.name}"
+                                                              for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for t in targets:
+                if t.startswith("kmtests") and t not in _UPWARD_ALLOWED:
+                    ft = _floor(t)
+                    if ft is not None and ft < _floor(module):
+                        up.append(f"{module}:{node.lineno} imports {t}")
+    assert not unplaced, f"modules on no floor: {unplaced}"
+    assert not up, "imports running up the floors:\n" + "\n".join(sorted(set(up)))

@@ -215,13 +215,15 @@ def rff_features(kernel: Any, z: np.ndarray, n_features: int,
         W /= np.abs(rng.standard_normal(r))[None, :]
     W /= bw[:, None]
     b = rng.uniform(0.0, 2.0 * np.pi, size=r)
-    centre = z.mean(axis=0)  # translation invariance: keep the phases' digits
+    from ..kernels import _centred
+
+    zc, _ = _centred(z)  # two-pass centring: a translation of the data leaves no trace
     phi = np.empty((n, r))
     c = np.sqrt(2.0 / r)
     for a in range(0, n, _ROWS):
         e = min(a + _ROWS, n)
         blk = phi[a:e]
-        np.matmul(z[a:e] - centre, W, out=blk)
+        np.matmul(zc[a:e], W, out=blk)
         blk += b
         np.cos(blk, out=blk)
         blk *= c

@@ -100,8 +100,12 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
     cls = METHODS[name.lower()]
     clash = [k for k, v in given.items() if v is not None and k not in cls.test_options]
     if clash:
-        raise ValueError(f"method={name.lower()!r} has no permutations: "
-                         f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
+        which = (f"the statistic's null (method={name.lower()!r}, its default)"
+                 if method is None else f"method={name.lower()!r}")
+        raise ValueError(f"{which} has no permutations: "
+                         f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply."
+                         + (" Drop them, or run a permutation test with engine='exact' or "
+                            "'streamed'." if method is None else ""))
     opts = {k: v for k, v in given.items() if v is not None}
     if "n_resamples" in cls.test_options and "n_resamples" not in opts:
         opts["n_resamples"] = DEFAULT_N_RESAMPLES

@@ -247,18 +247,23 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
 
 
 def content_key(a: np.ndarray) -> bytes:
-    """A digest of the *set* of rows of `a` (rows sorted lexicographically first).
+    """A digest of the *set* of rows of `a`, which a translation of the data, a scaling by
+    a power of two and a reordering of the rows leave unchanged.
 
-    The same for any order of the rows, so choices made from it (which variable is
-    permuted, which generator draws a variable's features) are functions of what the
-    permutations leave unchanged, and keep the permutation tests exact.
+    The rows are centred at their mean (two passes) and scaled to [-1, 1] by a power of
+    two, rounded to single precision (so the rounding of the centring cannot change the
+    digest), and sorted lexicographically. Choices made from it (which generator draws a
+    variable's random features) are then functions of what the permutations leave
+    unchanged (exact tests) and of the data's shape, not of their offset or order.
     """
     import hashlib
+
+    from ..kernels import _unit
 
     arr = np.ascontiguousarray(a, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr[:, None]
-    order = np.lexsort(arr.T[::-1]) if arr.size else np.arange(arr.shape[0])
-    rows = np.ascontiguousarray(arr[order])
+    unit = _unit(arr)[0].astype(np.float32) if arr.size else arr.astype(np.float32)
+    order = np.lexsort(unit.T[::-1]) if unit.size else np.arange(unit.shape[0])
+    rows = np.ascontiguousarray(unit[order])
     return hashlib.sha256(repr(arr.shape).encode() + rows.tobytes()).digest()
-

@@ -12,7 +12,6 @@ from __future__ import annotations
 from ._base import IndependenceResult as IndependenceResult
 from ._base import KernelTestResult as KernelTestResult
 from ._base import TwoSampleResult as TwoSampleResult
-from ._base import _flow as _flow  # used by kmtests.power (moves to _summary with it)
 from .aggregated import AggregatedIndependenceResult as AggregatedIndependenceResult
 from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
 

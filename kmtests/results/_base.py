@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
+from .._summary import flow as _flow
 from .._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
                        format_pvalue, html_settings_table, result_table,
                        settings_table)
@@ -455,14 +456,6 @@ def _config(est: Any) -> dict[str, Any]:
 def _line(entries: list[tuple[str, Any]]) -> tuple[Pair, Pair]:
     """A two-column line from one or two entries."""
     return (entries[0], entries[1] if len(entries) > 1 else None)
-
-
-def _flow(pairs: list[tuple[str, Any]]) -> list[tuple[Pair, ...]]:
-    """Key/value pairs filling the two columns in reading order."""
-    out: list[tuple[Pair, ...]] = []
-    for i in range(0, len(pairs), 2):
-        out.append((pairs[i], pairs[i + 1] if i + 1 < len(pairs) else None))
-    return out
 
 
 def _given_config(est: Any) -> dict[str, Any]:

@@ -90,7 +90,7 @@ _NAMES = {"bandwidth": "Bandwidth", "bandwidth_x": "Bandwidth (x)",
 def _settings_lines(res: Any) -> list[tuple[Any, ...]]:
     """The settings table of an aggregated result: the combination, what all members
     share, the ranges of what varies, the sizes and the null."""
-    from ._base import _flow
+    from .._summary import flow as _flow
 
     varying, constant = res._varying()
     general: list[tuple[str, Any]] = [

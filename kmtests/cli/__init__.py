@@ -1,0 +1,570 @@
+"""Command line: ``kmtests demo | two-sample | independence | aggregated | power``.
+
+Every error is reported in one line on standard error with exit status 2,
+before any computation when the arguments or files are at fault: options are
+validated by their argparse types (:mod:`kmtests.cli._args`), CSV files are
+read by :mod:`kmtests.cli._data` (whose messages name the file; ``-`` is
+standard input), optional dependencies and output paths are checked before a
+study starts, and the messages of the Python functions name the command
+line's options (``--n-features``, not ``n_features``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _args as opt
+from ._data import STDIN, columns, read_csv, split_by_group, unnamed_column
+
+_EXTRA = "pip install 'kmtests[power]'"
+#: options of the tests (Python names) passed when given
+_TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", "engine",
+                 "n_features", "covariance", "split_size", "block_size"]
+_RESAMPLING = ["n_resamples", "batch", "n_jobs"]
+_AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha"]
+#: keyword arguments a --test cannot set: the study sets them, or they make no sense there
+_SET_BY_THE_STUDY = {"x", "y", "n_resamples", "rng", "progress", "data_name", "null",
+                     "_held_out"}
+
+
+# -- output ------------------------------------------------------------------------------
+def _emit(res: Any, as_json: bool) -> None:
+    for name in ("statistic", "pvalue"):
+        v = float(getattr(res, name))
+        if not math.isfinite(v):
+            raise ValueError(
+                f"the test's {name} is {v}, not a finite number, so the result means nothing "
+                "(the kernel overflowed or degenerated on these data: rescale the data or "
+                "choose another kernel)")
+    if as_json:
+        # to_dict() is strict JSON: non-finite fields are null, listed under "non_finite"
+        print(json.dumps(res.to_dict(), indent=2, default=str, allow_nan=False))
+    else:
+        print(res)
+        print(res.summary())
+
+
+def _memory_message(n: int) -> str:
+    gib = n * n * 8 / 2**30
+    return (f"out of memory: the test holds N x N matrices of the pooled observations "
+            f"(N = {n}: {gib:.3g} GiB each in float64), and memory grows as N^2; use fewer "
+            "observations (a random subsample)")
+
+
+def _check_output(path: str, option: str) -> Path:
+    """Refuse an output path that cannot be written, before any computation.
+
+    Regular files (new, existing, or the target of a link) are written
+    through a temporary file in their directory, which must exist and be
+    writable; FIFOs and character devices (``/dev/stdout``, a pipe) are
+    written through; directories, block devices and sockets are refused.
+    """
+    import tempfile
+
+    from .._checkpoint import output_mode
+
+    p = Path(path)
+    if p.is_dir():
+        link = " (through a symbolic link)" if p.is_symlink() else ""
+        raise ValueError(f"{option} {path}: is a directory{link}")
+    try:
+        mode = output_mode(p)
+    except ValueError as exc:
+        raise ValueError(f"{option} {exc}") from None
+    if mode != "replace":
+        return p
+    parent = Path(os.path.realpath(p)).parent
+    if not parent.is_dir():
+        raise ValueError(f"{option} {path}: directory {str(parent)!r} does not exist")
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot write in {str(parent)!r} "
+                         f"({exc.strerror or exc})") from None
+    return p
+
+
+def _written(path: str, what: str) -> None:
+    """Say where an output went, unless it went to standard output or error."""
+    from .._checkpoint import output_mode
+
+    if output_mode(path) in ("replace", "through"):
+        print(f"{what} written to {path}")
+
+
+def _require(module: str, option: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f"{option} needs {module}, which is not installed: {_EXTRA}") from None
+
+
+# -- commands ------------------------------------------------------------------------------
+def _demo() -> int:
+    from .. import independence_test, two_sample_test
+    from ..datasets import load_eckerle4
+
+    df = load_eckerle4()
+    print("kmtests demo on the NIST StRD Eckerle4 data (35 transmittance measurements).")
+    print("\n1. Is transmittance distributed alike on the two sides of the peak (x < 451 nm")
+    print("   vs x >= 451 nm)? The peak is nearly symmetric, so we expect no evidence.")
+    left = df.loc[df["x"] < 451, ["y"]]
+    right = df.loc[df["x"] >= 451, ["y"]]
+    res = two_sample_test(left, right, rng=2026, data_name="y[x < 451] and y[x >= 451]")
+    print(res)
+    print(res.summary())
+    print("\n2. Does transmittance depend on wavelength? The dependence is a peak, not a")
+    print(f"   trend: Pearson correlation r = {np.corrcoef(df['x'], df['y'])[0, 1]:.3f}.")
+    res2 = independence_test(df["x"], df["y"], rng=2026,
+                             data_name="wavelength x and transmittance y")
+    print(res2)
+    print(res2.summary())
+    return 0
+
+
+def _resampling(args: argparse.Namespace) -> dict[str, Any]:
+    kw = opt.given(args, _RESAMPLING)
+    if args.seed is not None:
+        kw["rng"] = args.seed
+    return kw
+
+
+def _kernels(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
+    """--kernel and --bandwidth(s), or their -x/-y forms, by their Python names."""
+    suffixes = [""] if kind == "two_sample" else ["_x", "_y"]
+    return opt.given(args, [f"{k}{s}" for k in ("kernel", name) for s in suffixes])
+
+
+def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
+    """x, y and their name: two files matched by column name, or one file split by --group."""
+    if args.group is not None:
+        if args.b is not None:
+            raise ValueError("--group splits one file into the two samples; got two files "
+                             f"({args.a}, {args.b}): drop one, or drop --group")
+        return split_by_group(read_csv(args.a, args.sep, args.encoding), args.group,
+                              args.groups, args.columns)
+    if args.groups is not None:
+        raise ValueError("--groups needs --group COLUMN")
+    if args.b is None:
+        raise ValueError("a two-sample test needs two CSV files, or one file and --group "
+                         "COLUMN (whose two values split its rows)")
+    if args.a == args.b == STDIN:
+        raise ValueError("only one of the two files can be standard input ('-')")
+    ta = read_csv(args.a, args.sep, args.encoding)
+    tb = read_csv(args.b, args.sep, args.encoding)
+    cols = args.columns
+    if cols is None:  # the samples are matched by column name, never by position
+        for t in (ta, tb):
+            error = unnamed_column(t)
+            if error is not None:
+                raise error
+        ca, cb = list(ta.frame.columns), list(tb.frame.columns)
+        if set(ca) != set(cb):
+            only_a = [c for c in ca if c not in set(cb)]
+            only_b = [c for c in cb if c not in set(ca)]
+            raise ValueError(
+                f"{ta.name} and {tb.name} have different columns (only in {ta.name}: {only_a}; "
+                f"only in {tb.name}: {only_b}); columns are matched by name: rename them, or "
+                "choose common ones with --columns")
+        cols = ca
+    x = columns(ta, cols if args.columns else None)
+    y = columns(tb, cols)
+    return x, y, f"{ta.name} and {tb.name}"
+
+
+def _two_sample(args: argparse.Namespace) -> Any:
+    from .. import two_sample_test
+
+    x, y, name = _two_samples(args)
+    args._n_memory = x.shape[0] + y.shape[0]
+    return two_sample_test(x, y, data_name=name, **_kernels(args, "two_sample", "bandwidth"),
+                           **opt.given(args, _TEST_OPTIONS), **_resampling(args))
+
+
+def _variables(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
+    shared = [c for c in args.x if c in args.y]
+    if shared:
+        raise ValueError(f"--x and --y must name different columns; both name {shared}")
+    table = read_csv(args.data, args.sep, args.encoding)
+    x = columns(table, args.x, "--x")
+    y = columns(table, args.y, "--y")
+    return x, y, f"{','.join(args.x)} and {','.join(args.y)} in {table.name}"
+
+
+def _independence(args: argparse.Namespace) -> Any:
+    from .. import independence_test
+
+    x, y, name = _variables(args)
+    args._n_memory = x.shape[0]
+    return independence_test(x, y, data_name=name,
+                             **_kernels(args, "independence", "bandwidth"),
+                             **opt.given(args, _TEST_OPTIONS), **_resampling(args))
+
+
+def _aggregated(args: argparse.Namespace) -> Any:
+    from .. import aggregated_independence_test, aggregated_two_sample_test
+
+    kind = "two_sample" if args.variant == "two-sample" else "independence"
+    test: Any
+    if kind == "two_sample":
+        x, y, name = _two_samples(args)
+        args._n_memory = x.shape[0] + y.shape[0]
+        test = aggregated_two_sample_test
+    else:
+        x, y, name = _variables(args)
+        args._n_memory = x.shape[0]
+        test = aggregated_independence_test
+    return test(x, y, data_name=name, **_kernels(args, kind, "bandwidths"),
+                **opt.given(args, _AGGREGATED), **_resampling(args))
+
+
+def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
+    """The test options of a study (for every estimator or --test), by Python names."""
+    kw = opt.given(args, [o for o in _TEST_OPTIONS if o != "estimator"])
+    two = kind == "two_sample"
+    if not two:
+        bad = [f"--{o.replace('_', '-')}" for o in ("covariance", "split_size", "block_size")
+               if o in kw]
+        if bad:
+            raise ValueError(f"{', '.join(bad)}: only for two-sample scenarios; {name!r} is an "
+                             "independence scenario")
+    for option in ("kernel", "bandwidth"):
+        value = getattr(args, option)
+        if value is not None:
+            kw.update({option: value} if two else {f"{option}_x": value, f"{option}_y": value})
+    return kw
+
+
+def _power_tests(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
+    """``power_curve(tests=...)`` from the --test options, validated."""
+    from .. import (aggregated_independence_test, aggregated_two_sample_test, independence_test,
+                   two_sample_test)
+
+    if not args.test:
+        return None
+    if args.estimators is not None:
+        raise ValueError("--estimators and --test cannot be combined: put estimator=NAME in "
+                         "a --test")
+    tests: dict[str, Any] = {}
+    for label, options in args.test:
+        if label in tests:
+            raise ValueError(f"--test labels must be distinct; {label!r} is given twice")
+        agg = options.get("aggregated", False)
+        if not isinstance(agg, bool):
+            raise ValueError(f"--test {label!r}: aggregated must be true or false; got {agg!r}")
+        fn: Any = {(False, "two_sample"): two_sample_test,
+                   (False, "independence"): independence_test,
+                   (True, "two_sample"): aggregated_two_sample_test,
+                   (True, "independence"): aggregated_independence_test}[agg, kind]
+        allowed = sorted(set(inspect.signature(fn).parameters) - _SET_BY_THE_STUDY)
+        unknown = sorted(set(options) - set(allowed) - {"aggregated"})
+        if unknown:
+            raise ValueError(f"--test {label!r}: unknown option(s) {unknown}; the options of "
+                             f"{fn.__name__}: {', '.join(allowed)} (and aggregated=true)")
+        tests[label] = options
+    return tests
+
+
+def _check_power_outputs(args: argparse.Namespace) -> None:
+    """Everything that can fail after the study, checked before it starts."""
+    outputs = {o: _check_output(p, o) for o, p in
+               (("--out", args.out), ("--plot", args.plot), ("--checkpoint", args.checkpoint))
+               if p is not None}
+    resolved: dict[Path, str] = {}
+    for o, p in outputs.items():
+        if p.resolve() in resolved:
+            raise ValueError(f"{o} and {resolved[p.resolve()]} must be different files; "
+                             f"both are {p}")
+        resolved[p.resolve()] = o
+    if args.progress:
+        _require("tqdm", "--progress")
+    if args.n_jobs is not None:
+        _require("joblib", "--n-jobs")
+    if args.plot:
+        _require("matplotlib", "--plot")
+        from matplotlib.figure import Figure
+
+        kinds = Figure().canvas.get_supported_filetypes()
+        ext = Path(args.plot).suffix.lower().lstrip(".")
+        if ext not in kinds:
+            raise ValueError(f"--plot {args.plot}: must end with an image format matplotlib "
+                             f"writes ({', '.join('.' + k for k in sorted(kinds))})")
+
+
+def _power(args: argparse.Namespace) -> int:
+    from ..datasets import get_scenario
+    from ..power import power_curve
+
+    scen = get_scenario(args.scenario)
+    test_kwargs = _power_test_kwargs(args, scen.kind, scen.name)
+    tests = _power_tests(args, scen.kind)
+    _check_power_outputs(args)
+    args._n_memory = max(args.n) * (2 if scen.kind == "two_sample" else 1)
+    try:
+        res = power_curve(scen, estimators=args.estimators or ["kme"], sample_sizes=args.n,
+                          effects=args.effects, repetitions=args.reps, alpha=args.alpha,
+                          n_resamples=args.n_resamples, rng=args.seed, n_jobs=args.n_jobs,
+                          progress=args.progress, checkpoint=args.checkpoint,
+                          test_kwargs=test_kwargs, tests=tests)
+    except KeyboardInterrupt:
+        if args.checkpoint:
+            print(f"kmtests: interrupted; the finished repetitions are saved in "
+                  f"{args.checkpoint}: run the same command to resume", file=sys.stderr)
+        else:
+            print("kmtests: interrupted (with --checkpoint FILE a study can be resumed)",
+                  file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(_power_json(res), indent=2, allow_nan=False))
+    else:
+        print(res.summary())
+    _write_power_outputs(args, res)
+    return 0
+
+
+def _power_json(res: Any) -> dict[str, Any]:
+    root = res.root_seed
+    return {"scenario": res.scenario, "description": res.description,
+            "test": str(res.raw["test"].iloc[0]), "estimators": list(res.estimators),
+            "n_resamples": res.n_resamples, "alpha": list(res.alpha), "seed": res.seed,
+            "root_seed": None if root is None else {
+                "entropy": root.entropy, "spawn_key": list(root.spawn_key)},
+            "test_kwargs": {k: v for k, v in res.test_kwargs.items()},
+            "table": res.table().to_dict(orient="records")}
+
+
+def _write_power_outputs(args: argparse.Namespace, res: Any) -> None:
+    from .._checkpoint import write_output
+
+    if args.out:
+        write_output(args.out, res.table().to_csv(index=False))
+        _written(args.out, "table")
+    if args.plot:
+        import io
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        ax = res.plot()
+        buf = io.BytesIO()
+        try:
+            ax.figure.savefig(buf, format=Path(args.plot).suffix.lower().lstrip("."), dpi=120,
+                              bbox_inches="tight")
+        finally:
+            plt.close(ax.figure)
+        write_output(args.plot, buf.getvalue())
+        _written(args.plot, "plot")
+
+
+# -- the parser ------------------------------------------------------------------------------
+def _flags(p: argparse.ArgumentParser, **extra: str) -> dict[str, str]:
+    """Python name -> command-line option, for the messages of the Python functions."""
+    out = {"rng": "--seed", **extra}
+    for action in p._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and action.dest not in out:
+            out[action.dest] = longs[0]
+    return out
+
+
+def _two_sample_data(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", help="CSV file of the first sample, or of both with --group; '-' reads "
+                   "standard input")
+    p.add_argument("b", nargs="?", default=None,
+                   help="CSV file of the second sample (not with --group); '-' reads standard "
+                   "input")
+    p.add_argument("--group", default=None, metavar="COLUMN",
+                   help="one file holds both samples: COLUMN has two values, whose rows are "
+                   "the two samples (the other columns are the data)")
+    p.add_argument("--groups", type=opt.names, default=None, metavar="A,B",
+                   help="the two values of --group to compare, in this order (default: the "
+                   "column's two values, in order of appearance)")
+    p.add_argument("--columns", type=opt.names, default=None,
+                   help="comma-separated columns to use (default: all, the --group column "
+                   "excepted; two files must then have the same column names)")
+
+
+def _independence_data(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data", help="CSV file with a header line; '-' reads standard input")
+    p.add_argument("--x", required=True, type=opt.names, help="comma-separated columns of x")
+    p.add_argument("--y", required=True, type=opt.names, help="comma-separated columns of y")
+
+
+def _add_test_commands(sub: Any) -> None:
+    p2 = sub.add_parser("two-sample", help="two-sample test (MMD) of two CSV files, or of the "
+                        "two groups of one file",
+                        description="Two-sample test between the rows of two CSV files with a "
+                        "header line (columns matched by name), or between the two groups of "
+                        "rows of one file (--group).")
+    _two_sample_data(p2)
+    opt.add_kernels(p2, "two_sample")
+    opt.add_test(p2, "two_sample")
+    opt.add_resampling(p2, 9999)
+    opt.add_io(p2)
+    p2.set_defaults(_flags=_flags(p2))
+    pi = sub.add_parser("independence", help="independence test (HSIC) between columns of a "
+                        "CSV file", description="Independence test between the columns --x and "
+                        "--y of a CSV file with a header line.")
+    _independence_data(pi)
+    opt.add_kernels(pi, "independence")
+    opt.add_test(pi, "independence")
+    opt.add_resampling(pi, 9999)
+    opt.add_io(pi)
+    pi.set_defaults(_flags=_flags(pi))
+
+
+def _add_aggregated(sub: Any) -> None:
+    pa = sub.add_parser("aggregated", help="aggregated tests over many kernels (MMDAgg, "
+                        "MMD-FUSE, HSICAgg)", description="Aggregated two-sample or "
+                        "independence test: one test over a collection of kernels (bandwidths), "
+                        "estimators and statistic forms, with exact level.")
+    variants = pa.add_subparsers(dest="variant", required=True,
+                                 metavar="{two-sample,independence}")
+    for name, kind in (("two-sample", "two_sample"), ("independence", "independence")):
+        p = variants.add_parser(name, help=f"aggregated {name} test", description=(
+            "Aggregated two-sample test of two CSV files, or of the two groups of one file."
+            if kind == "two_sample" else
+            "Aggregated independence test between the columns --x and --y of a CSV file."))
+        (_two_sample_data if kind == "two_sample" else _independence_data)(p)
+        opt.add_kernels(p, kind, plural=True)
+        opt.add_aggregated(p)
+        opt.add_resampling(p, 1999)
+        opt.add_io(p)
+        p.set_defaults(_flags=_flags(p))
+
+
+def _add_power(sub: Any) -> None:
+    pp = sub.add_parser("power", help="power study of a simulation scenario",
+                        description="Power of the kernel test of a scenario across estimators "
+                        "(or tests), sample sizes and effect sizes.")
+    pp.add_argument("--scenario", required=True,
+                    help="scenario name (see kmtests.datasets.SCENARIOS)")
+    pp.add_argument("--estimators", type=opt.names, default=None,
+                    help="comma-separated estimators to compare (default: kme)")
+    pp.add_argument("--test", type=opt.parse_test_spec, action="append", default=None,
+                    metavar="'LABEL: KEY=VALUE ...'",
+                    help="a test to compare (repeat the option for each): a label, then options "
+                    "of the scenario's test as key=value (lists comma-separated), e.g. "
+                    "'SR-MMD: statistic=regularized lam=0.001' or 'MMDAgg: aggregated=true "
+                    "bandwidths=5'")
+    pp.add_argument("--n", type=opt.int_list, default=[20, 40, 80],
+                    help="comma-separated sample sizes (default 20,40,80)")
+    pp.add_argument("--effects", type=opt.float_list, default=None,
+                    help="comma-separated effect sizes (default: the scenario's)")
+    pp.add_argument("--reps", type=opt.positive_int, default=100,
+                    help="repetitions per design point (default 100)")
+    pp.add_argument("--alpha", type=opt.float_list, default=[0.05],
+                    help="comma-separated levels (default 0.05)")
+    pp.add_argument("--n-resamples", type=opt.positive_int, default=199,
+                    help="permutations per test (default 199)")
+    pp.add_argument("--seed", type=opt.seed, default=None,
+                    help="root seed of the study (default: fresh entropy, recorded)")
+    pp.add_argument("--n-jobs", type=opt.n_jobs, default=None,
+                    help="parallel workers: -1 (all cores) or a positive number (needs joblib)")
+    pp.add_argument("--kernel", default=None,
+                    help=f"kernel of every test: {opt.KERNELS} (default gaussian)")
+    pp.add_argument("--bandwidth", type=opt.bandwidth, default=None,
+                    help="bandwidth of every test: 'median' (default) or a number")
+    opt.add_test(pp, "two_sample", power=True)
+    pp.add_argument("--out", default=None, help="write the power table to this CSV file")
+    pp.add_argument("--plot", default=None,
+                    help="write the power plot to this image file (needs matplotlib)")
+    pp.add_argument("--checkpoint", default=None,
+                    help="file of raw p-values and settings; the study resumes from it")
+    pp.add_argument("--progress", action="store_true", help="show a progress bar (needs tqdm)")
+    pp.add_argument("--json", action="store_true",
+                    help="print the settings and the power table as JSON instead of the report")
+    pp.set_defaults(_flags=_flags(pp, kernel_x="--kernel", kernel_y="--kernel",
+                                  bandwidth_x="--bandwidth", bandwidth_y="--bandwidth",
+                                  sample_sizes="--n", repetitions="--reps"))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kmtests", description="Kernel two-sample (MMD) and independence (HSIC) tests.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("demo", help="run both tests on the bundled Eckerle4 data")
+    _add_test_commands(sub)
+    _add_aggregated(sub)
+    _add_power(sub)
+    return parser
+
+
+def _spelled(message: str, flags: dict[str, str]) -> str:
+    """`message` in one line, with the backticked Python names of options as CLI options."""
+    def option(m: re.Match[str]) -> str:
+        return flags.get(m.group(1), m.group(0))
+
+    return re.sub(r"`(\w+)`", option, " ".join(message.split("\n")))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 for any error (reported in one line on standard
+        error), 130 when a study is interrupted with Ctrl-C.
+
+    Examples
+    --------
+    >>> from kmtests.cli import main
+    >>> main(["independence", "no-such-file.csv", "--x", "a", "--y", "b"])
+    2
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, message already printed)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    args._n_memory = None
+    try:
+        if args.command == "demo":
+            return _demo()
+        if args.command == "power":
+            return _power(args)
+        run = {"two-sample": _two_sample, "independence": _independence,
+               "aggregated": _aggregated}[args.command]
+        _emit(run(args), args.json)
+    except BrokenPipeError:  # output piped into e.g. `head`: not an error
+        return _closed_stdout()
+    except KeyboardInterrupt:
+        print("kmtests: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        n = args._n_memory
+        print("kmtests: error: " + (_memory_message(n) if n else "out of memory"),
+              file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        print(f"kmtests: error: {_spelled(str(exc), getattr(args, '_flags', {}))}",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+def _closed_stdout() -> int:
+    """Silence the interpreter's flush of a stdout whose reader has gone."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0

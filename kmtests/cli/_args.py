@@ -1,0 +1,287 @@
+"""The command line's options: argparse types and the option groups of each command.
+
+Each type refuses a bad value with ``must be ...; got ...`` (argparse adds
+``argument --option:``); the groups give every option a help text. Options of
+the tests default to None and are passed to the Python function only when
+given, so the function's own defaults hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any, Callable
+
+KERNELS = "gaussian, laplacian, ard, linear, polynomial or distance"
+STATISTICS = ["unbiased", "biased", "regularized"]
+FILTERS = ["tikhonov", "showalter", "iterated_tikhonov", "cutoff"]
+TWO_SAMPLE_ENGINES = ["exact", "streamed", "auto", "block", "linear", "nystrom", "rff"]
+INDEPENDENCE_ENGINES = ["exact", "auto", "nystrom", "rff"]
+WEIGHTS = ["uniform", "increasing", "decreasing", "centred"]
+
+
+# -- types ---------------------------------------------------------------------------------
+def _int(text: str, rule: str, ok: Callable[[int], bool]) -> int:
+    try:
+        value = int(text.strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return _int(text, "a positive integer", lambda v: v >= 1)
+
+
+def seed(text: str) -> int:
+    return _int(text, "a non-negative integer", lambda v: v >= 0)
+
+
+def n_jobs(text: str) -> int:
+    return _int(text, "-1 (all cores) or a positive integer", lambda v: v == -1 or v >= 1)
+
+
+def _list(text: str, rule: str) -> list[str]:
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise argparse.ArgumentTypeError(f"must be {rule}; got {text!r}")
+    return items
+
+
+def names(text: str) -> list[str]:
+    items = _list(text, "a comma-separated list of names")
+    if len(set(items)) != len(items):
+        raise argparse.ArgumentTypeError(f"must not repeat a name; got {text!r}")
+    return items
+
+
+def int_list(text: str) -> list[int]:
+    rule = "a comma-separated list of positive integers"
+    return [_int(t, rule, lambda v: v >= 1) for t in _list(text, rule)]
+
+
+def _number(text: str, rule: str, whole: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {rule}; got {whole!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be {rule}; got {whole!r}")
+    return v
+
+
+def float_list(text: str) -> list[float]:
+    rule = "a comma-separated list of finite numbers"
+    return [_number(t, rule, text) for t in _list(text, rule)]
+
+
+def probability(text: str) -> float:
+    v = _number(text, "a number in (0, 1)", text)
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}")
+    return v
+
+
+def bandwidth(text: str) -> str | float:
+    if text == "median":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 'median' or a number; got {text!r}") from None
+
+
+def lam(text: str) -> str | float | list[float]:
+    """``auto``, a number, or comma-separated numbers (a grid, aggregated)."""
+    if text.strip() == "auto":
+        return "auto"
+    rule = "'auto', a number or comma-separated numbers"
+    values = [_number(t, rule, text) for t in _list(text, rule)]
+    return values[0] if len(values) == 1 else values
+
+
+def lams(text: str) -> str | list[float]:
+    if text.strip() == "auto":
+        return "auto"
+    rule = "'auto' or comma-separated numbers"
+    return [_number(t, rule, text) for t in _list(text, rule)]
+
+
+def bandwidths(text: str) -> str | int | list[float]:
+    """``auto``, a count (digits only), or bandwidths (other numbers, comma-separated)."""
+    text = text.strip()
+    if text == "auto":
+        return "auto"
+    if text.isdigit():
+        return _int(text, "a positive count", lambda v: v >= 1)
+    rule = "'auto', a count such as 5, or comma-separated bandwidths such as 0.5,1,2"
+    return [_number(t, rule, text) for t in _list(text, rule)]
+
+
+def weights(text: str) -> str | list[float]:
+    if text.strip() in WEIGHTS:
+        return text.strip()
+    rule = f"one of {', '.join(WEIGHTS)} or comma-separated numbers"
+    return [_number(t, rule, text) for t in _list(text, rule)]
+
+
+def encoding(text: str) -> str:
+    import codecs
+
+    try:
+        return codecs.lookup(text).name
+    except LookupError:
+        raise argparse.ArgumentTypeError(f"must be a text encoding such as utf-8 or latin-1; "
+                                         f"got {text!r}") from None
+
+
+def sep(text: str) -> str:
+    text = {"\\t": "\t", "tab": "\t"}.get(text, text)
+    if len(text) != 1 or text in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"must be one character such as ',' ';' or '\\t'; "
+                                         f"got {text!r}")
+    return text
+
+
+# -- --test LABEL: key=value ... ----------------------------------------------------------
+def parse_test_spec(text: str) -> tuple[str, dict[str, Any]]:
+    """``"LABEL: key=value key=value"`` as ``(label, options)``; values are read as
+    true/false, none, integers, numbers, comma-separated lists of those, or text."""
+    label, colon, rest = text.partition(":")
+    label = label.strip()
+    if not colon or not label:
+        raise argparse.ArgumentTypeError(f"must be 'LABEL: key=value ...' (e.g. 'SR-MMD: "
+                                         f"statistic=regularized lam=0.001'); got {text!r}")
+    options: dict[str, Any] = {}
+    for item in rest.split():
+        key, eq, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or not key or not value:
+            raise argparse.ArgumentTypeError(f"must hold key=value pairs after '{label}:'; got "
+                                             f"{item!r} in {text!r}")
+        if key in options:
+            raise argparse.ArgumentTypeError(f"must not repeat {key!r}; got {text!r}")
+        items = [_value(v) for v in value.split(",")]
+        options[key] = items[0] if len(items) == 1 else items
+    return label, options
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+# -- option groups -------------------------------------------------------------------------
+def add_io(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print the result as JSON (strict: non-finite fields are null)")
+    p.add_argument("--sep", type=sep, default=",",
+                   help="field separator of the CSV files (default ','; 'tab' for tabs)")
+    p.add_argument("--encoding", type=encoding, default="utf-8",
+                   help="text encoding of the CSV files (default utf-8)")
+
+
+def add_resampling(p: argparse.ArgumentParser, default: int) -> None:
+    p.add_argument("--n-resamples", type=positive_int, default=None,
+                   help=f"random permutations (default {default})")
+    p.add_argument("--seed", type=seed, default=None,
+                   help="seed of the permutations (and of random features): a non-negative "
+                   "integer; the same seed gives the same p-value")
+    p.add_argument("--batch", type=positive_int, default=None,
+                   help="permutations per step (memory; default: about 16 MB worth)")
+    p.add_argument("--n-jobs", type=n_jobs, default=None,
+                   help="threads: -1 (all cores) or a positive number")
+
+
+def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> None:
+    """Options of ``two_sample_test`` / ``independence_test`` (all of them for `power`)."""
+    two = kind == "two_sample"
+    if not power:
+        p.add_argument("--estimator", default=None,
+                       help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
+    p.add_argument("--statistic", default=None, choices=STATISTICS,
+                   help="the statistic's form (default: the estimator's; 'regularized': the "
+                   "spectral-regularised MMD/HSIC, see --filter, --lam)")
+    methods = ["permutation", "gamma", "normal"] if two else ["permutation", "gamma"]
+    p.add_argument("--method", default=None, choices=methods,
+                   help="null distribution: permutation (default), gamma (biased KME only)"
+                   + (", normal (--engine block/linear)" if two else ""))
+    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+                   help="data-driven estimator parameters re-tuned on every permutation "
+                   "(default) or tuned once on the pooled sample")
+    p.add_argument("--filter", default=None, choices=FILTERS,
+                   help="spectral filter of --statistic regularized (default tikhonov)")
+    p.add_argument("--lam", type=lam, default=None,
+                   help="its parameter: 'auto' (default: a grid, aggregated), a number, or "
+                   "comma-separated numbers")
+    engines = TWO_SAMPLE_ENGINES if two or power else INDEPENDENCE_ENGINES
+    p.add_argument("--engine", default=None, choices=engines,
+                   help="how the statistic is computed (default exact; block, linear: "
+                   "linear-time two-sample tests with a normal null, no permutations; "
+                   "nystrom, rff: low-rank approximations)")
+    p.add_argument("--n-features", type=positive_int, default=None,
+                   help="features of --engine nystrom or rff (default 200)")
+    if two or power:
+        suffix = " (two-sample scenarios)" if power else ""
+        p.add_argument("--covariance", default=None, choices=["pooled", "split"],
+                       help="covariance of --statistic regularized: of the pooled sample "
+                       "(default) or of held-out points" + suffix)
+        p.add_argument("--split-size", type=positive_int, default=None,
+                       help="held-out pairs of --covariance split (default 20%% of the smaller "
+                       "sample)" + suffix)
+        p.add_argument("--block-size", type=positive_int, default=None,
+                       help="block size of --engine block (default floor(sqrt(n)))" + suffix)
+
+
+def add_kernels(p: argparse.ArgumentParser, kind: str, *, plural: bool = False) -> None:
+    """--kernel/--bandwidth (two-sample) or their -x/-y forms (independence)."""
+    btype: Callable[[str], Any]
+    if plural:
+        btype, bname, bhelp = bandwidths, "bandwidths", (
+            "'auto' (default: 10 from the data), a count such as 5, or comma-separated "
+            "bandwidths such as 0.5,1,2 (one bandwidth of 5: 5.0)")
+    else:
+        btype, bname, bhelp = bandwidth, "bandwidth", (
+            "'median' (default: the median heuristic) or a number")
+    for suffix, who in ([("", "")] if kind == "two_sample" else
+                        [("-x", " of x"), ("-y", " of y")]):
+        p.add_argument(f"--kernel{suffix}", default=None, help=f"kernel{who}: {KERNELS} "
+                       "(default gaussian)")
+        p.add_argument(f"--{bname}{suffix}", type=btype, default=None, help=f"{bname}{who}: "
+                       + bhelp)
+
+
+def add_aggregated(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--estimators", type=names, default=None,
+                   help="comma-separated kernel mean estimators (default kme)")
+    p.add_argument("--statistics", type=names, default=None,
+                   help="comma-separated statistic forms: unbiased (default), biased")
+    p.add_argument("--filters", type=names, default=None,
+                   help="comma-separated spectral filters of regularised members "
+                   f"({', '.join(FILTERS)})")
+    p.add_argument("--lams", type=lams, default=None,
+                   help="their parameters: 'auto' (default) or comma-separated numbers")
+    p.add_argument("--method", default=None, choices=["mmdagg", "fuse"],
+                   help="the combination: mmdagg (default; weighted minimum p-value) or fuse "
+                   "(soft maximum of normalised statistics)")
+    p.add_argument("--weights", type=weights, default=None,
+                   help=f"members' weights: {', '.join(WEIGHTS)} (default uniform) or "
+                   "comma-separated numbers")
+    p.add_argument("--alpha", type=probability, default=None,
+                   help="level at which the report says which members reject (default 0.05)")
+
+
+def given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
+    """The options among `names` that were given (not None), by their Python names."""
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}

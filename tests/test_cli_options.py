@@ -1,0 +1,354 @@
+"""The command line is as complete as the API: test options, aggregated tests, one file
+with a group column, standard input, power studies comparing tests; errors name the
+command line's options."""
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kmtests
+import kmtests.power
+from kmtests import cli as _cli
+
+
+def _run(capsys, *argv):
+    rc = _cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _json(capsys, *argv):
+    rc, out, err = _run(capsys, *argv, "--json")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture
+def files(tmp_path):
+    gen = np.random.default_rng(5)
+    a = pd.DataFrame({"u": gen.normal(size=24), "v": gen.normal(size=24)})
+    b = pd.DataFrame({"u": gen.normal(0.8, size=24), "v": gen.normal(size=24)})
+    a.to_csv(tmp_path / "a.csv", index=False)
+    b.to_csv(tmp_path / "b.csv", index=False)
+    # the groups interleaved (trt first), each in the order of its own file
+    both = pd.concat([b.assign(g="trt"), a.assign(g="ctl")]).sort_index(kind="stable")
+    both.to_csv(tmp_path / "both.csv", index=False)
+    return tmp_path, a.to_numpy(), b.to_numpy()
+
+
+# -- every option has a help text ------------------------------------------------------------
+def _parsers(parser, path=()):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, (*path, name))
+
+
+def test_every_option_has_help():
+    seen = set()
+    for path, parser in _parsers(_cli._parser()):
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            assert action.help, f"kmtests {' '.join(path)}: {action.dest} has no help"
+            seen.update(action.option_strings)
+    for flag in ("--statistic", "--filter", "--lam", "--covariance", "--engine", "--n-features",
+                 "--block-size", "--n-jobs", "--tuning", "--method", "--group", "--groups",
+                 "--bandwidths", "--test", "--split-size", "--batch"):
+        assert flag in seen
+
+
+# -- options reach the test ---------------------------------------------------------------------
+TWO_SAMPLE_CASES = [
+    (["--statistic", "regularized", "--filter", "showalter", "--lam", "0.1,1",
+      "--covariance", "split", "--split-size", "5", "--seed", "3", "--n-resamples", "49"],
+     dict(statistic="regularized", filter="showalter", lam=[0.1, 1.0], covariance="split",
+          split_size=5, rng=3, n_resamples=49)),
+    (["--statistic", "regularized", "--lam", "auto", "--seed", "3", "--n-resamples", "49"],
+     dict(statistic="regularized", lam="auto", rng=3, n_resamples=49)),
+    (["--engine", "block", "--block-size", "4"], dict(engine="block", block_size=4)),
+    (["--engine", "linear"], dict(engine="linear")),
+    (["--engine", "nystrom", "--n-features", "10", "--seed", "2", "--n-resamples", "49"],
+     dict(engine="nystrom", n_features=10, rng=2, n_resamples=49)),
+    (["--engine", "streamed", "--seed", "2", "--n-resamples", "49", "--batch", "7",
+      "--n-jobs", "1"], dict(engine="streamed", rng=2, n_resamples=49)),
+    (["--estimator", "skmse", "--tuning", "pooled", "--seed", "2", "--n-resamples", "49"],
+     dict(estimator="skmse", tuning="pooled", rng=2, n_resamples=49)),
+    (["--method", "gamma", "--statistic", "biased", "--kernel", "laplacian", "--bandwidth",
+      "1.5"], dict(method="gamma", statistic="biased", kernel="laplacian", bandwidth=1.5)),
+]
+
+
+@pytest.mark.parametrize("argv, kwargs", TWO_SAMPLE_CASES)
+def test_two_sample_options_reach_the_test(files, capsys, argv, kwargs):
+    tmp, x, y = files
+    d = _json(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", *argv)
+    want = kmtests.two_sample_test(x, y, **kwargs)
+    assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
+
+
+INDEPENDENCE_CASES = [
+    (["--kernel-x", "laplacian", "--bandwidth-y", "2", "--statistic", "unbiased",
+      "--seed", "1", "--n-resamples", "49"],
+     dict(kernel_x="laplacian", bandwidth_y=2.0, statistic="unbiased", rng=1, n_resamples=49)),
+    (["--engine", "rff", "--n-features", "20", "--seed", "1", "--n-resamples", "49"],
+     dict(engine="rff", n_features=20, rng=1, n_resamples=49)),
+    (["--statistic", "regularized", "--lam", "0.05", "--filter", "cutoff", "--seed", "1",
+      "--n-resamples", "49"],
+     dict(statistic="regularized", lam=0.05, filter="cutoff", rng=1, n_resamples=49)),
+    (["--method", "gamma"], dict(method="gamma")),
+]
+
+
+@pytest.mark.parametrize("argv, kwargs", INDEPENDENCE_CASES)
+def test_independence_options_reach_the_test(files, capsys, argv, kwargs):
+    tmp, x, _ = files
+    d = _json(capsys, "independence", tmp / "a.csv", "--x", "u", "--y", "v", *argv)
+    want = kmtests.independence_test(x[:, :1], x[:, 1:], **kwargs)
+    assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
+
+
+# -- aggregated tests ----------------------------------------------------------------------------
+AGGREGATED_CASES = [
+    (["--bandwidths", "5", "--method", "fuse"], dict(bandwidths=5, method="fuse")),
+    (["--bandwidths", "0.5,1,2", "--weights", "increasing"],
+     dict(bandwidths=[0.5, 1.0, 2.0], weights="increasing")),
+    (["--bandwidths", "3", "--estimators", "kme,skmse", "--statistics", "unbiased,biased",
+      "--alpha", "0.1"],
+     dict(bandwidths=3, estimators=["kme", "skmse"], statistics=["unbiased", "biased"],
+          alpha=0.1)),
+    (["--bandwidths", "2", "--filters", "tikhonov", "--lams", "0.1,1", "--weights", "1,2,3,4,5,6"],
+     dict(bandwidths=2, filters=["tikhonov"], lams=[0.1, 1.0],
+          weights=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])),
+]
+
+
+@pytest.mark.parametrize("argv, kwargs", AGGREGATED_CASES)
+def test_aggregated_two_sample(files, capsys, argv, kwargs):
+    tmp, x, y = files
+    d = _json(capsys, "aggregated", "two-sample", tmp / "a.csv", tmp / "b.csv", *argv,
+              "--seed", 4, "--n-resamples", 49)
+    want = kmtests.aggregated_two_sample_test(x, y, rng=4, n_resamples=49, **kwargs)
+    assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
+    # the same on one file with a group column
+    g = _json(capsys, "aggregated", "two-sample", tmp / "both.csv", "--group", "g", "--groups",
+              "ctl,trt", *argv, "--seed", 4, "--n-resamples", 49)
+    assert g["pvalue"] == want.pvalue
+
+
+def test_aggregated_independence(files, capsys):
+    tmp, x, _ = files
+    d = _json(capsys, "aggregated", "independence", tmp / "a.csv", "--x", "u", "--y", "v",
+              "--bandwidths-x", "3", "--bandwidths-y", "0.5,2", "--kernel-y", "laplacian",
+              "--method", "fuse", "--seed", 4, "--n-resamples", 49)
+    want = kmtests.aggregated_independence_test(
+        x[:, :1], x[:, 1:], bandwidths_x=3, bandwidths_y=[0.5, 2.0], kernel_y="laplacian",
+        method="fuse", rng=4, n_resamples=49)
+    assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
+    assert d["test"].startswith("Aggregated kernel independence test")
+
+
+# -- one file with a group column -------------------------------------------------------------
+def test_group_column_splits_one_file(files, capsys):
+    tmp, x, y = files
+    args = ["--seed", 1, "--n-resamples", 99]
+    two_files = _json(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", *args)
+    grouped = _json(capsys, "two-sample", tmp / "both.csv", "--group", "g", "--groups",
+                    "ctl,trt", *args)
+    assert grouped["statistic"] == two_files["statistic"]
+    assert grouped["pvalue"] == two_files["pvalue"]
+    assert grouped["data_name"] == f"{tmp / 'both.csv'}: g = ctl and g = trt"
+    # without --groups: the two values in order of appearance
+    plain = _json(capsys, "two-sample", tmp / "both.csv", "--group", "g", *args)
+    assert plain["data_name"].endswith(": g = trt and g = ctl")
+    assert plain["pvalue"] == kmtests.two_sample_test(y, x, rng=1, n_resamples=99).pvalue
+    only_u = _json(capsys, "two-sample", tmp / "both.csv", "--group", "g", "--groups", "ctl,trt",
+                   "--columns", "u", *args)
+    assert only_u["pvalue"] == kmtests.two_sample_test(x[:, :1], y[:, :1], rng=1,
+                                                       n_resamples=99).pvalue
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--group", "zz"], "--group: unknown column 'zz' in "),
+    (["--group", "g", "--groups", "ctl,xx"], "--groups: value(s) ['xx'] do not occur in column "
+                                             "'g' of "),
+    (["--group", "g", "--groups", "ctl"], "--groups must name two different values of column "
+                                          "'g'; got ['ctl']"),
+    (["--group", "g", "--columns", "u,g"], "--columns must not contain the group column 'g'"),
+    (["--groups", "ctl,trt"], "--groups needs --group COLUMN"),
+    ([], "a two-sample test needs two CSV files, or one file and --group COLUMN"),
+])
+def test_group_errors(files, capsys, argv, message):
+    tmp, _, _ = files
+    rc, out, err = _run(capsys, "two-sample", tmp / "both.csv", *argv)
+    assert rc == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_group_with_three_values_or_two_files_is_refused(files, capsys):
+    tmp, _, _ = files
+    df = pd.read_csv(tmp / "both.csv")
+    df.loc[:2, "g"] = "other"
+    df.to_csv(tmp / "three.csv", index=False)
+    rc, _, err = _run(capsys, "two-sample", tmp / "three.csv", "--group", "g")
+    assert rc == 2 and "column 'g' of" in err and "has 3 value(s)" in err
+    assert "choose them with --groups A,B" in err
+    rc, _, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--group", "g")
+    assert rc == 2 and "--group splits one file into the two samples; got two files" in err
+
+
+# -- standard input ------------------------------------------------------------------------------
+def _stdin(monkeypatch, path):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(Path(path).read_bytes())))
+
+
+def test_standard_input(files, capsys, monkeypatch):
+    tmp, _, _ = files
+    args = ["--seed", 1, "--n-resamples", 99]
+    want = _json(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", *args)
+    _stdin(monkeypatch, tmp / "a.csv")
+    got = _json(capsys, "two-sample", "-", tmp / "b.csv", *args)
+    assert got["pvalue"] == want["pvalue"] and got["data_name"] == f"<stdin> and {tmp / 'b.csv'}"
+    _stdin(monkeypatch, tmp / "both.csv")
+    got = _json(capsys, "independence", "-", "--x", "u", "--y", "v", *args)
+    assert got["data_name"] == "u and v in <stdin>"
+    rc, _, err = _run(capsys, "two-sample", "-", "-")
+    assert rc == 2 and "only one of the two files can be standard input ('-')" in err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"u;v\n1;2\n3;4\n")))
+    rc, _, err = _run(capsys, "independence", "-", "--x", "u", "--y", "v")
+    assert rc == 2 and err.startswith("kmtests: error: <stdin>: the file has a single column")
+
+
+# -- errors in the command line's words ----------------------------------------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["--engine", "nystrom", "--n-features", "0"],
+     "argument --n-features: must be a positive integer; got '0'"),
+    (["--engine", "block", "--n-resamples", "9"],
+     "the statistic's null (method='normal', its default) has no permutations: "
+     "--n-resamples do(es) not apply"),
+    (["--statistic", "regularized", "--lam", "-1"], "--lam must be"),
+    (["--engine", "exact", "--n-features", "5"], "--n-features"),
+    (["--lam", "1,x"], "argument --lam: must be 'auto', a number or comma-separated numbers; "
+                       "got '1,x'"),
+    (["--engine", "gpu"], "argument --engine: invalid choice: 'gpu'"),
+    (["--statistic", "median"], "argument --statistic: invalid choice: 'median'"),
+])
+def test_errors_name_the_command_line_options(files, capsys, argv, message):
+    tmp, _, _ = files
+    rc, out, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", *argv)
+    assert rc == 2 and out == "" and message in err
+    assert "Traceback" not in err and "`" not in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--bandwidths", "0"], "argument --bandwidths: must be a positive count; got '0'"),
+    (["--bandwidths", "1,a"], "argument --bandwidths: must be 'auto', a count such as 5, or "
+                              "comma-separated bandwidths"),
+    (["--weights", "heavy"], "argument --weights: must be one of uniform, increasing, "
+                             "decreasing, centred or comma-separated numbers; got 'heavy'"),
+    (["--alpha", "1.5"], "argument --alpha: must be a number in (0, 1); got '1.5'"),
+    (["--lams", "auto,1"], "argument --lams: must be 'auto' or comma-separated numbers"),
+])
+def test_aggregated_options_are_validated(files, capsys, argv, message):
+    tmp, _, _ = files
+    rc, out, err = _run(capsys, "aggregated", "two-sample", tmp / "a.csv", tmp / "b.csv", *argv)
+    assert rc == 2 and out == "" and message in err
+
+
+def test_usage_errors_exit_with_status_2(capsys):
+    assert _run(capsys, "aggregated")[0] == 2
+    assert _run(capsys, "aggregated", "three-sample")[0] == 2
+    assert _run(capsys, "independence", "x.csv")[0] == 2  # --x and --y are required
+    assert _run(capsys, "two-sample", "--help")[0] == 0
+
+
+# -- power studies: options and --test ------------------------------------------------------------
+POWER = ["power", "--scenario", "mean_shift", "--n", "12", "--effects", "1", "--reps", "3",
+         "--n-resamples", "19", "--seed", "2"]
+STUDY = dict(sample_sizes=[12], effects=[1.0], repetitions=3, n_resamples=19, rng=2)
+
+
+def test_power_compares_tests(tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    rc, text, err = _run(capsys, *POWER, "--test", "MMD: statistic=unbiased",
+                         "--test", "SR-MMD: statistic=regularized lam=0.001,0.01",
+                         "--test", "B-test: engine=block block-size=3",
+                         "--test", "MMDAgg: aggregated=true bandwidths=3", "--out", out)
+    assert rc == 0, err
+    res = kmtests.power.power_curve("mean_shift", tests={
+        "MMD": {"statistic": "unbiased"},
+        "SR-MMD": {"statistic": "regularized", "lam": [0.001, 0.01]},
+        "B-test": {"engine": "block", "block_size": 3},
+        "MMDAgg": {"aggregated": True, "bandwidths": 3}}, **STUDY)
+    table = pd.read_csv(out)
+    assert list(table["estimator"]) == ["MMD", "SR-MMD", "B-test", "MMDAgg"]
+    np.testing.assert_array_equal(table["mean_pvalue"], res.table()["mean_pvalue"])
+    assert "B-test: asymptotic normal null (no permutations)" in text
+
+
+def test_power_test_options_and_json(capsys):
+    d = _json(capsys, *POWER, "--kernel", "laplacian", "--statistic", "biased",
+              "--engine", "streamed")
+    kw = {"kernel": "laplacian", "statistic": "biased", "engine": "streamed"}
+    assert d["test_kwargs"] == kw and d["seed"] == 2 and d["estimators"] == ["kme"]
+    res = kmtests.power.power_curve("mean_shift", test_kwargs=kw, **STUDY)
+    assert [r["mean_pvalue"] for r in d["table"]] == list(res.table()["mean_pvalue"])
+    # on an independence scenario --kernel is the kernel of both variables
+    d = _json(capsys, "power", "--scenario", "linear", "--n", "12", "--reps", "2",
+              "--n-resamples", "19", "--seed", "2", "--kernel", "laplacian")
+    assert d["test_kwargs"] == {"kernel_x": "laplacian", "kernel_y": "laplacian"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--test", "x: foo=1"], "--test 'x': unknown option(s) ['foo']; the options of "
+                             "two_sample_test: "),
+    (["--test", "x: bandwidth=1", "--test", "x: bandwidth=2"],
+     "--test labels must be distinct; 'x' is given twice"),
+    (["--test", "x: aggregated=maybe"], "--test 'x': aggregated must be true or false"),
+    (["--test", "x: n_resamples=9"], "--test 'x': unknown option(s) ['n_resamples']"),
+    (["--estimators", "kme", "--test", "x: bandwidth=1"],
+     "--estimators and --test cannot be combined"),
+    (["--test", "no label"], "argument --test: must be 'LABEL: key=value ...'"),
+    (["--test", "x: bandwidth"], "argument --test: must hold key=value pairs after 'x:'"),
+])
+def test_power_test_errors(capsys, monkeypatch, argv, message):
+    monkeypatch.setattr(kmtests.power, "power_curve", lambda *a, **k: pytest.fail("ran"))
+    rc, out, err = _run(capsys, *POWER, *argv)
+    assert rc == 2 and out == "" and message in err
+
+
+def test_power_two_sample_options_on_an_independence_scenario_are_refused(capsys, monkeypatch):
+    monkeypatch.setattr(kmtests.power, "power_curve", lambda *a, **k: pytest.fail("ran"))
+    rc, _, err = _run(capsys, "power", "--scenario", "linear", "--covariance", "split",
+                      "--block-size", "4")
+    assert rc == 2
+    assert "--covariance, --block-size: only for two-sample scenarios; 'linear' is an " \
+           "independence scenario" in err
+
+
+# -- through the installed entry point ------------------------------------------------------
+def test_the_kmtests_command(files):
+    tmp, x, y = files
+    script = Path(sys.executable).with_name("kmtests")
+    if not script.exists():
+        pytest.skip("the kmtests script is not installed next to this Python")
+    run = subprocess.run([str(script), "aggregated", "two-sample", "-", str(tmp / "b.csv"),
+                          "--bandwidths", "5", "--method", "fuse", "--seed", "1",
+                          "--n-resamples", "49", "--json"], input=(tmp / "a.csv").read_bytes(),
+                         capture_output=True, check=True)
+    d = json.loads(run.stdout)
+    want = kmtests.aggregated_two_sample_test(x, y, bandwidths=5, method="fuse", rng=1,
+                                              n_resamples=49)
+    assert d["pvalue"] == want.pvalue and d["statistic_name"] == "FUSE"
+    bad = subprocess.run([str(script), "two-sample", str(tmp / "a.csv"), str(tmp / "b.csv"),
+                          "--engine", "nystrom", "--n-features", "-3"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "argument --n-features: must be a positive integer; got '-3'" in bad.stderr
