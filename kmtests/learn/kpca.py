@@ -57,7 +57,9 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
     kernel_ : Kernel
     X_fit_ : ndarray, shape (n_samples, n_features)
     alphas_ : ndarray, shape (n_samples, n_components)
-        Coefficients ``a_k`` of the unit eigenvectors in the centred points.
+        Coefficients ``a_k`` of the unit eigenvectors in the centred points;
+        the largest coefficient of each column is positive (the sign of an
+        eigenvector is otherwise arbitrary).
     eigenvalues_ : ndarray, shape (n_components,)
         Eigenvalues of the (shrunk) covariance operator, decreasing.
     weights_ : ndarray, shape (n_samples,)
@@ -152,6 +154,10 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         order = np.argsort(ev)[::-1][:k]
         alphas = (U / root[None, :]) @ W[:, order]
         eig = ev[order]
+        # the sign of an eigenvector is arbitrary: fix it (scikit-learn's convention, the
+        # largest coefficient positive) so that equal data give equal coordinates
+        top = alphas[np.argmax(np.abs(alphas), axis=0), np.arange(alphas.shape[1])]
+        alphas = alphas * np.where(top < 0, -1.0, 1.0)[None, :]
         if alphas.shape[1] < k:  # rank-deficient: zero components
             pad = k - alphas.shape[1]
             alphas = np.hstack([alphas, np.zeros((n, pad))])
