@@ -16,6 +16,7 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     _validate_data = None
 
+from .._validation import refuse_non_real
 from ..estimators import Embedding, KernelMeanEstimator, resolve_estimator
 from ..kernels import (ARDGaussian, Gaussian, Kernel, Laplacian, Linear, Polynomial,
                        resolve_kernel)
@@ -71,16 +72,24 @@ class CloneMixin:
 
 
 def validate_X(est: Any, X: Any, *, reset: bool, min_samples: int = 1) -> np.ndarray:
-    """``validate_data`` of scikit-learn (``_validate_data`` before 1.6): ``X`` as a
-    float64, 2-D, finite array."""
-    out: np.ndarray = _validate(est, X, None, reset, min_samples)
+    """``X`` as a float64, 2-D, finite array, by the package's rules and scikit-learn's.
+
+    First the package's refusals (:func:`kmtests._validation.refuse_non_real`:
+    masked arrays, strings, numeric strings included, bytes, dates and times,
+    non-numeric pandas columns raise ``TypeError`` with a conversion hint),
+    then scikit-learn's ``validate_data`` (``_validate_data`` before 1.6): the
+    shape, NaN/infinity, complex-number and ``n_features_in_`` /
+    ``feature_names_in_`` rules with the errors scikit-learn's estimator
+    checks expect.
+    """
+    out: np.ndarray = _validate(est, refuse_non_real(X, "X"), None, reset, min_samples)
     return out
 
 
 def validate_Xy(est: Any, X: Any, y: Any, *, reset: bool,
                 min_samples: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """:func:`validate_X` with targets: ``(X, y)``."""
-    Xa, ya = _validate(est, X, y, reset, min_samples)
+    Xa, ya = _validate(est, refuse_non_real(X, "X"), y, reset, min_samples)
     return np.asarray(Xa), np.asarray(ya)
 
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._typing import ArrayLike
-from .._validation import as_sample
+from .._validation import as_sample, refuse_non_real
 from ..estimators import Embedding, KernelMeanEstimator
 from ..kernels import Gaussian, Linear, Polynomial, resolve_kernel
 from ._common import check_estimator_param, check_int, check_option, check_real
@@ -57,11 +57,11 @@ class Normal:
     cov: Any
 
     def __post_init__(self) -> None:
-        m = np.atleast_1d(np.asarray(self.mean, dtype=np.float64))
+        m = np.atleast_1d(_real_array(self.mean, "mean"))
         if m.ndim != 1 or not np.all(np.isfinite(m)):
             raise ValueError("`mean` must be a finite 1-D array.")
         d = m.size
-        c = np.asarray(self.cov, dtype=np.float64)
+        c = _real_array(self.cov, "cov")
         if c.ndim == 0:
             c = float(c) * np.eye(d)
         elif c.ndim == 1:
@@ -76,6 +76,18 @@ class Normal:
 
 
 # -- input handling ------------------------------------------------------------------
+def _real_array(value: Any, name: str) -> np.ndarray:
+    """`value` as a float64 array of real numbers, refused as the samples are
+    (:func:`~kmtests._validation.refuse_non_real`: masks, text, dates; complex)."""
+    arr = np.asarray(refuse_non_real(value, name))
+    if arr.dtype.kind == "c":
+        raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
+    try:
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be array-like of numbers.") from exc
+
+
 def _as_inputs(X: Any, name: str) -> tuple[str, list[Any]]:
     """``("samples", [arrays])`` or ``("normal", [Normal])``."""
     if isinstance(X, np.ndarray) and X.ndim == 3:
@@ -238,14 +250,14 @@ def flex_gram(x: ArrayLike, variances: ArrayLike, y: ArrayLike | None = None,
      [0.585  0.7071]]
     """
     xa = as_sample(x, "x", min_size=1)
-    v = np.asarray(variances, dtype=np.float64).reshape(-1)
+    v = _real_array(variances, "variances").reshape(-1)
     if v.shape != (xa.shape[0],) or np.any(~np.isfinite(v)) or np.any(v < 0):
         raise ValueError("`variances` must be non-negative numbers, one per row of `x`.")
     if y is None:
         ya, w = xa, v
     else:
         ya = as_sample(y, "y", min_size=1)
-        w = v if variances_y is None else np.asarray(variances_y, dtype=np.float64).reshape(-1)
+        w = v if variances_y is None else _real_array(variances_y, "variances_y").reshape(-1)
         if w.shape != (ya.shape[0],) or np.any(~np.isfinite(w)) or np.any(w < 0):
             raise ValueError("`variances_y` must be non-negative numbers, one per row of `y`.")
     s2 = check_real(bandwidth, "bandwidth", low=0.0) ** 2
