@@ -105,3 +105,54 @@ def test_distribution_inputs_refused(data):
                        r"dates/times"):
         flex_gram([[0.0], [1.0]], np.array(["2024-01-01", "2024-01-02"], dtype="M8[D]"),
                   bandwidth=1.0)
+
+
+# -- scaling: data at 1e200, 1e-200 or an offset of 1e9 give the fit of the plain data ------
+def _grid_data(rng, n=30, d=2):
+    """Two blobs on a grid of 2^-20, so that adding 1e9 is exact."""
+    X = np.vstack([rng.normal(-2, 0.5, (n, d)), rng.normal(2, 0.5, (n, d))])
+    return np.round(X * 2.0**20) / 2.0**20
+
+
+SCALINGS = [pytest.param(1e200, 0.0, id="1e200"), pytest.param(1e-100, 0.0, id="1e-100"),
+            pytest.param(1.0, 1e9, id="offset-1e9"), pytest.param(-3e150, 0.0, id="-3e150")]
+
+
+@pytest.mark.parametrize("c,o", SCALINGS)
+@pytest.mark.parametrize("est", ["kme", "skmse"])
+def test_density_fit_maps_back_under_scale_and_offset(c, o, est, rng):
+    X, Z = _grid_data(rng), _grid_data(rng, n=4)
+    kw = dict(n_components=2, n_init=3, estimator=est, random_state=0)
+    ref = KernelMeanMatchingDensity(**kw).fit(X)
+    # min_variance is in the data's units (at 1e200 the default is negligible either way)
+    mv = 1e-3 * c * c if abs(c) < 1 else 1e-3
+    q = KernelMeanMatchingDensity(min_variance=mv, **kw).fit(X * c + o)
+    order, order_ref = np.argsort(q.means_[:, 0] * np.sign(c)), np.argsort(ref.means_[:, 0])
+    assert np.allclose(q.weights_[order], ref.weights_[order_ref], rtol=1e-7)
+    # the offset's rounding (ulp(1e9) = 1.2e-7) is all that separates the means
+    assert np.allclose((q.means_[order] - o) / c, ref.means_[order_ref], rtol=1e-7,
+                       atol=1e-6 if o else 1e-12)
+    assert q.objective_ == pytest.approx(ref.objective_, rel=1e-6)
+    d = X.shape[1]
+    # log q(c z + o) = log q_ref(z) - d log|c|
+    assert np.allclose(q.score_samples(Z * c + o) + d * np.log(abs(c)),
+                       ref.score_samples(Z), rtol=1e-7, atol=1e-7)
+    if o:  # variances representable: compare them directly
+        assert np.allclose(q.variances_, ref.variances_, rtol=1e-6)
+    if c > 0:  # the same components in the same order: the same draws
+        assert np.allclose((q.sample(50, random_state=1) - o) / c,
+                           ref.sample(50, random_state=1), rtol=1e-6, atol=1e-6)
+
+
+def test_density_min_variance_out_of_range_for_the_data(rng):
+    """min_variance is in the data's units: 1e-3 for data spread over 1e-200 is refused."""
+    with pytest.raises(ValueError, match=r"`min_variance` must be small next to the squared "
+                       r"spread of `X`; got min_variance=0.001 for data spread over "):
+        KernelMeanMatchingDensity(n_components=2).fit(_grid_data(rng) * 1e-200)
+
+
+def test_density_overflowing_polynomial_kernel_is_refused(rng):
+    X = _grid_data(rng) * 1e200
+    with pytest.raises(ValueError, match=r"the polynomial kernel \(degree = 2, coef0 = 1\) "
+                       "gives NaN or infinite Gram values on `X` .*Rescale the data"):
+        KernelMeanMatchingDensity(n_components=2, kernel="polynomial").fit(X)

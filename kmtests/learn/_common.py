@@ -21,8 +21,8 @@ from ..estimators import Embedding, KernelMeanEstimator, resolve_estimator
 from ..kernels import (ARDGaussian, Gaussian, Kernel, Laplacian, Linear, Polynomial,
                        resolve_kernel)
 
-__all__ = ["CloneMixin", "check_estimator_param", "check_real", "fit_kernel", "kernel_diag",
-           "validate_X"]
+__all__ = ["CloneMixin", "check_estimator_param", "check_finite_values",
+           "check_kernel_finite", "check_real", "fit_kernel", "kernel_diag", "validate_X"]
 
 
 class CloneMixin:
@@ -158,6 +158,30 @@ def fit_kernel(kernel: Any, bandwidth: Any, X: np.ndarray) -> Kernel:
 def fit_embedding(estimator: KernelMeanEstimator, x: np.ndarray, kernel: Kernel) -> Embedding:
     """``estimator.fit`` with a fitted kernel object (no bandwidth re-resolution)."""
     return estimator.fit(x, kernel=kernel)
+
+
+def check_finite_values(values: np.ndarray, kernel: Kernel, X: np.ndarray,
+                        name: str = "X") -> None:
+    """Raise, in the words of the tests (:func:`kmtests._gram.check_finite_gram`), when a
+    Gram matrix or what an estimator made of it holds NaN or infinite values: the kernel
+    overflows on the data (a polynomial kernel on data at 1e200)."""
+    if bool(np.all(np.isfinite(values))):
+        return
+    mag = f" (the data reach |value| = {float(np.max(np.abs(X))):.3g})" if X.size else ""
+    raise ValueError(
+        f"{kernel.phrase()} gives NaN or infinite Gram values on `{name}`{mag}: the values "
+        "overflow the floating-point range. Rescale the data, or choose a kernel whose "
+        "values stay bounded (e.g. 'gaussian').")
+
+
+def check_kernel_finite(kernel: Kernel, X: np.ndarray, name: str = "X") -> None:
+    """Refuse (:func:`check_finite_values`) data on which the Gram matrix of a linear or
+    polynomial kernel overflows, before it is formed: ``|k(x, y)|^2 <= k(x, x) k(y, y)``,
+    so the Gram matrix is finite exactly when its diagonal is (O(n d) to check)."""
+    if isinstance(kernel, (Linear, Polynomial)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            diag = kernel_diag(kernel, X)
+        check_finite_values(diag, kernel, X, name)
 
 
 def kernel_diag(kernel: Kernel, Z: np.ndarray) -> np.ndarray:
