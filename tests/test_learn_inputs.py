@@ -156,3 +156,57 @@ def test_density_overflowing_polynomial_kernel_is_refused(rng):
     with pytest.raises(ValueError, match=r"the polynomial kernel \(degree = 2, coef0 = 1\) "
                        "gives NaN or infinite Gram values on `X` .*Rescale the data"):
         KernelMeanMatchingDensity(n_components=2, kernel="polynomial").fit(X)
+
+
+ALL_SCALINGS = SCALINGS + [pytest.param(1e-200, 0.0, id="1e-200")]
+
+
+@pytest.mark.parametrize("c,o", ALL_SCALINGS)
+@pytest.mark.parametrize("est,shrink", [("kme", "mean"), ("skmse", "mean"),
+                                        ("fkmse", "covariance"), ("bkmse", "covariance")])
+def test_kpca_maps_back_under_scale_and_offset(c, o, est, shrink, rng):
+    X, Z = _grid_data(rng), _grid_data(rng, n=4)
+    kw = dict(n_components=3, estimator=est, shrink=shrink)
+    ref = ShrinkageKernelPCA(**kw).fit(X)
+    k = ShrinkageKernelPCA(**kw).fit(X * c + o)
+    assert np.allclose(k.transform(Z * c + o), ref.transform(Z), rtol=1e-6, atol=1e-8)
+    assert np.allclose(k.reconstruction_error(Z * c + o), ref.reconstruction_error(Z),
+                       rtol=1e-6, atol=1e-8)
+    assert np.allclose(k.eigenvalues_, ref.eigenvalues_, rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("c,o", ALL_SCALINGS)
+@pytest.mark.parametrize("est", ["kme", "skmse", "fkmse"])
+def test_parzen_and_smm_map_back_under_scale_and_offset(c, o, est, rng):
+    X, Z = _grid_data(rng), _grid_data(rng, n=4)
+    y = np.repeat([0, 1], len(X) // 2)
+    ref = ParzenClassifier(estimator=est).fit(X, y)
+    p = ParzenClassifier(estimator=est).fit(X * c + o, y)
+    assert np.allclose(p.decision_function(Z * c + o), ref.decision_function(Z), rtol=1e-6,
+                       atol=1e-9)
+    bags = [X[i * 6:(i + 1) * 6] for i in range(10)]
+    yb = np.repeat([0, 1], 5)
+    ref_s = SupportMeasureMachine(level2="gaussian", estimator=est).fit(bags, yb)
+    s = SupportMeasureMachine(level2="gaussian", estimator=est).fit(
+        [b * c + o for b in bags], yb)
+    assert np.allclose(s.decision_function([b * c + o for b in bags[:4]]),
+                       ref_s.decision_function(bags[:4]), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "polynomial"])
+def test_overflowing_kernels_are_refused_in_fit_and_predict(kernel, rng):
+    X, y = _grid_data(rng), np.repeat([0, 1], 30)
+    msg = (rf"the {kernel} kernel.* gives NaN or infinite Gram values on `X` \(the data "
+           r"reach \|value\| = .*e\+200\).*Rescale the data")
+    big = X * 1e200
+    with pytest.raises(ValueError, match=msg):
+        ShrinkageKernelPCA(n_components=2, kernel=kernel).fit(big)
+    with pytest.raises(ValueError, match=msg):
+        ParzenClassifier(kernel=kernel).fit(big, y)
+    with pytest.raises(ValueError, match=msg):
+        ShrinkageKernelPCA(n_components=2, kernel=kernel).fit(X).transform(big)
+    with pytest.raises(ValueError, match=msg):
+        ParzenClassifier(kernel=kernel).fit(X, y).predict(big)
+    bags = [big[i * 6:(i + 1) * 6] for i in range(10)]
+    with pytest.raises(ValueError, match=msg):
+        SupportMeasureMachine(kernel=kernel).fit(bags, np.repeat([0, 1], 5))

@@ -26,7 +26,8 @@ from .._typing import ArrayLike
 from .._validation import as_sample, refuse_non_real
 from ..estimators import Embedding, KernelMeanEstimator
 from ..kernels import Gaussian, Linear, Polynomial, resolve_kernel
-from ._common import check_estimator_param, check_int, check_option, check_real
+from ._common import (check_estimator_param, check_int, check_kernel_finite, check_option,
+                      check_real)
 
 __all__ = ["DistributionKernel", "Normal", "distribution_gram", "embedding_gram",
            "expected_kernel", "flex_gram", "level2_gram"]
@@ -385,6 +386,8 @@ class DistributionKernel:
         self.d = pooled.shape[1]
         self.kernel_ = resolve_kernel(self.kernel_arg, self.bandwidth_arg).fitted_to(
             pooled, name=name)
+        if self.kind == "samples":
+            check_kernel_finite(self.kernel_, pooled, name)
         self.items_ = items if self.kind == "normal" else self._embed(items)
         G = self._level1(self.items_, None)
         self.diag_ = np.diag(G).copy()
@@ -415,7 +418,10 @@ class DistributionKernel:
         if dim != self.d:
             raise ValueError(f"`{name}` has dimension {dim}, but the kernel was fitted on "
                              f"dimension {self.d}.")
-        return items if kind == "normal" else self._embed(items)
+        if kind == "normal":
+            return items
+        check_kernel_finite(self.kernel_, np.vstack(items), name)
+        return self._embed(items)
 
     def gram(self, Y: Any = None, name: str = "X") -> np.ndarray:
         """Kernel between `Y` (rows) and the training list (columns)."""

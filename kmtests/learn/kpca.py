@@ -26,8 +26,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import (CloneMixin, check_estimator_param, check_int, check_option, fit_embedding,
-                      fit_kernel, kernel_diag, validate_X)
+from ._common import (CloneMixin, check_estimator_param, check_int, check_kernel_finite,
+                      check_option, fit_embedding, fit_kernel, kernel_diag, validate_X)
 
 __all__ = ["ShrinkageKernelPCA"]
 
@@ -117,6 +117,7 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         X = validate_X(self, X, reset=True, min_samples=2)
         est = check_estimator_param(self.estimator)
         kern = fit_kernel(self.kernel, self.bandwidth, X)
+        check_kernel_finite(kern, X)
         K = kern.gram(X)
         n = X.shape[0]
         if self.shrink == "mean":
@@ -192,6 +193,7 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z = validate_X(self, X, reset=False)
+        check_kernel_finite(self.kernel_, Z)
         return self._centered(Z)[0] @ self.alphas_
 
     def reconstruction_error(self, X: ArrayLike) -> np.ndarray:
@@ -209,6 +211,7 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z = validate_X(self, X, reset=False)
+        check_kernel_finite(self.kernel_, Z)
         Lc, mz = self._centered(Z)
         proj = Lc @ self.alphas_
         norm2 = kernel_diag(self.kernel_, Z) - 2.0 * mz + self._nrm

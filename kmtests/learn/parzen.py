@@ -21,8 +21,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import (CloneMixin, check_estimator_param, check_option, fit_embedding, fit_kernel,
-                      validate_X, validate_Xy)
+from ._common import (CloneMixin, check_estimator_param, check_kernel_finite, check_option,
+                      fit_embedding, fit_kernel, validate_X, validate_Xy)
 
 __all__ = ["ParzenClassifier"]
 
@@ -114,6 +114,7 @@ class ParzenClassifier(CloneMixin, ClassifierMixin, BaseEstimator):
                              "have 1.")
         est = check_estimator_param(self.estimator)
         kern = fit_kernel(self.kernel, self.bandwidth, X)
+        check_kernel_finite(kern, X)
         self.embeddings_ = [fit_embedding(est, X[yi == c], kern) for c in range(classes.size)]
         self._half_norm2 = np.array([0.5 * e.norm2() for e in self.embeddings_])
         self.classes_ = classes
@@ -123,6 +124,7 @@ class ParzenClassifier(CloneMixin, ClassifierMixin, BaseEstimator):
     def _scores(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
         Z = validate_X(self, X, reset=False)
+        check_kernel_finite(self.kernel_, Z)
         S = np.column_stack([e(Z) for e in self.embeddings_])
         if self.rule == "distance":
             S = S - self._half_norm2[None, :]
