@@ -210,3 +210,70 @@ def test_overflowing_kernels_are_refused_in_fit_and_predict(kernel, rng):
     bags = [big[i * 6:(i + 1) * 6] for i in range(10)]
     with pytest.raises(ValueError, match=msg):
         SupportMeasureMachine(kernel=kernel).fit(bags, np.repeat([0, 1], 5))
+
+
+# -- memory guard: refused up front, before any large array -------------------------------
+@pytest.fixture
+def little_memory(monkeypatch):
+    from kmtests import _guards
+
+    monkeypatch.setattr(_guards, "available_memory", lambda: 2_000_000)  # 2 MB
+
+
+def _refused_before_allocating(call, match):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryError, match=match):
+            call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, peak  # copies of the data at most; n x n would be 32 MB
+
+
+@pytest.mark.parametrize("make,what", [
+    (lambda: KernelMeanMatchingDensity(n_components=2, estimator="fkmse"),
+     r"the fkmse embedding and the mixture: about 8 arrays of 2000 x 2000, 32.0 MB each"),
+    (lambda: ShrinkageKernelPCA(n_components=2),
+     r"kernel PCA with the kme mean: about 7 arrays of 2000 x 2000, 32.0 MB each"),
+    (lambda: ShrinkageKernelPCA(n_components=2, estimator="fkmse", shrink="covariance"),
+     r"kernel PCA with the fkmse covariance: about 10 arrays of 2000 x 2000, 32.0 MB each"),
+    (lambda: ParzenClassifier(estimator="skmse"),
+     r"the skmse embedding of the largest class: about 3 arrays of 1000 x 1000, 8.0 MB each"),
+], ids=["density", "kpca-mean", "kpca-covariance", "parzen"])
+def test_learners_refuse_a_fit_that_does_not_fit_in_memory(make, what, little_memory, rng):
+    X, y = rng.normal(size=(2000, 3)), np.repeat([0, 1], 1000)
+    est = make()
+    _refused_before_allocating(
+        lambda: _fit(est, X, y),
+        rf"^this fit needs about .* of memory \({what}\), more than the 2.0 MB available. "
+        r"Fit on a random subsample of the rows, or use a machine with more memory.$")
+
+
+def test_transform_predict_and_distributions_refused_up_front(rng, monkeypatch):
+    from kmtests import _guards
+
+    X, y = rng.normal(size=(100, 3)), np.repeat([0, 1], 50)
+    kpca = ShrinkageKernelPCA(n_components=2).fit(X)
+    clf = ParzenClassifier().fit(X, y)
+    dens = KernelMeanMatchingDensity(n_components=2, n_init=2, random_state=0).fit(X)
+    bags = [rng.normal(size=(50, 3)) for _ in range(40)]
+    big = rng.normal(size=(20_000, 3))
+    bigger = np.tile(big, (3, 1))
+    monkeypatch.setattr(_guards, "available_memory", lambda: 2_000_000)
+    apply = r"Pass `X` in batches of rows, or use a machine with more memory.$"
+    _refused_before_allocating(lambda: kpca.transform(big), r"^this transform needs about "
+                               r".*\(the cross Gram matrix with the training points: about 5 "
+                               r"arrays of 20000 x 100, 16.0 MB each\).*" + apply)
+    _refused_before_allocating(lambda: clf.predict(big), r"^this prediction needs about .*"
+                               r"20000 x 50.*" + apply)
+    _refused_before_allocating(lambda: dens.score_samples(bigger),
+                               r"^this evaluation needs about .*60000 x 2.*" + apply)
+    _refused_before_allocating(
+        lambda: SupportMeasureMachine().fit(bags, np.repeat([0, 1], 20)),
+        r"^this fit needs about .*\(the Gram matrix of the samples' points \(in blocks of "
+        r"rows\): about 3 arrays of 2000 x 2000, 32.0 MB each\).*Use fewer or smaller samples")
+    _refused_before_allocating(lambda: flex_gram(big, np.zeros(20_000), bandwidth=1.0),
+                               r"^flex_gram needs about .*20000 x 20000")

@@ -119,8 +119,10 @@ def gaussian_gram(A: np.ndarray, B: np.ndarray, v: np.ndarray, b: np.ndarray) ->
     from scipy.spatial.distance import cdist
 
     r = 1.0 / np.sqrt(v)
-    d2 = cdist(A * r, B * r, "sqeuclidean")
-    return np.exp(-0.5 * (float(np.sum(np.log(v / b))) + d2))
+    G = cdist(A * r, B * r, "sqeuclidean")
+    G += float(np.sum(np.log(v / b)))
+    G *= -0.5
+    return np.exp(G, out=G)  # in place: one len(A) x len(B) array
 
 
 class KMMProblem:
@@ -135,7 +137,8 @@ class KMMProblem:
         scale = self.frame.scale
         self.X = self.frame.to(points)
         sm = embedding.smoothing
-        self.e = np.zeros(self.d) if sm is None else np.asarray(sm, dtype=np.float64) / scale / scale
+        self.e = (np.zeros(self.d) if sm is None
+                  else np.asarray(sm, dtype=np.float64) / scale / scale)
         self.kind, self.p, self.c = kernel_spec(embedding.kernel, self.d, scale)
         #: J in the data's units is J in the frame times scale ** units_power
         self.units_power = 0 if self.kind == "rbf" else 2 * int(self.p)

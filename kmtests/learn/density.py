@@ -24,9 +24,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
 from ..estimators import Embedding
-from ._common import (CloneMixin, check_estimator_param, check_int, check_option,
-                      check_kernel_finite, check_real, fit_embedding, fit_kernel,
-                      validate_X)
+from ._common import (ADVICE_APPLY, CloneMixin, check_arrays_memory, check_estimator_param,
+                      check_int, check_kernel_finite, check_option, check_real,
+                      embedding_arrays, fit_embedding, fit_kernel, validate_X)
 from ._kmm import KMMProblem, check_kmm_kernel
 
 __all__ = ["KernelMeanMatchingDensity", "kmm_objective"]
@@ -215,6 +215,11 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
             raise ValueError(f"`n_components` must be at most the number of samples; got "
                              f"n_components={m} with n_samples={X.shape[0]}.")
         est = check_estimator_param(self.estimator)
+        n, d = X.shape
+        # the embedding (its estimator's n x n arrays), then the n x n norm of the problem
+        # and the (n, m, d) arrays of the objective
+        check_arrays_memory(max(embedding_arrays(est), 1.5) + 8.0 * m * d / n, n, n,
+                            f"the {est.name} embedding and the mixture")
         kern = fit_kernel(self.kernel, self.bandwidth, X)
         check_kmm_kernel(kern)  # reject kernels without a closed form early
         check_kernel_finite(kern, X)
@@ -222,7 +227,7 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
         # solved in the frame z = (x - offset) / scale (see kmtests.learn._kmm): k-means,
         # variances and the objective; the solution is mapped back to the data's units
         prob = KMMProblem(emb)
-        Z, scale, d = prob.X, prob.frame.scale, X.shape[1]
+        Z, scale = prob.X, prob.frame.scale
         log_scale2 = 2.0 * np.log(scale)
 
         rs = check_random_state(self.random_state)
@@ -286,6 +291,8 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_X(self, X, reset=False)
         d = X.shape[1]
+        check_arrays_memory(6.0, X.shape[0], self.n_components, "the log-densities",
+                            subject="this evaluation", advice=ADVICE_APPLY)
         s = self._variances_z
         # in the frame of the fit: distances from differences of numbers of the size of
         # the data's spread, whatever their offset; log q(x) = log q_z(z) - d log(scale)

@@ -26,8 +26,8 @@ from .._typing import ArrayLike
 from .._validation import as_sample, refuse_non_real
 from ..estimators import Embedding, KernelMeanEstimator
 from ..kernels import Gaussian, Linear, Polynomial, resolve_kernel
-from ._common import (check_estimator_param, check_int, check_kernel_finite, check_option,
-                      check_real)
+from ._common import (check_arrays_memory, check_estimator_param, check_int,
+                      check_kernel_finite, check_option, check_real, embedding_arrays)
 
 __all__ = ["DistributionKernel", "Normal", "distribution_gram", "embedding_gram",
            "expected_kernel", "flex_gram", "level2_gram"]
@@ -263,6 +263,9 @@ def flex_gram(x: ArrayLike, variances: ArrayLike, y: ArrayLike | None = None,
             raise ValueError("`variances_y` must be non-negative numbers, one per row of `y`.")
     s2 = check_real(bandwidth, "bandwidth", low=0.0) ** 2
     d = xa.shape[1]
+    check_arrays_memory(4.0, xa.shape[0], ya.shape[0], "the distances and variances",
+                        subject="flex_gram", advice="Compute it in blocks of rows, or use a "
+                        "machine with more memory.")
     tot = s2 + v[:, None] + w[None, :]
     d2 = (np.einsum("ij,ij->i", xa, xa)[:, None] + np.einsum("ij,ij->i", ya, ya)[None, :]
           - 2.0 * xa @ ya.T)
@@ -279,8 +282,12 @@ def _same_kernel(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and a.params() == b.params())
 
 
+#: rows of the stacked points per block of :func:`embedding_gram`
+_BLOCK = 2048
+
+
 def embedding_gram(A: Sequence[Embedding], B: Sequence[Embedding] | None = None, *,
-                   block: int = 2048) -> np.ndarray:
+                   block: int = _BLOCK) -> np.ndarray:
     """Gram matrix of RKHS inner products ``<A_i, B_j>`` between fitted embeddings.
 
     All embeddings must share one kernel. Unsmoothed embeddings go through
@@ -373,6 +380,23 @@ class DistributionKernel:
     def _embed(self, samples: list[Any]) -> list[Embedding]:
         return [self.estimator.fit(x, kernel=self.kernel_) for x in samples]
 
+    def _check_memory(self, sizes: list[int], n_train: int, subject: str) -> None:
+        """Refuse up front what does not fit: each sample's embedding, one at a time, and
+        the blocks of the Gram matrix of the stacked points (:func:`embedding_gram`: up to
+        2048 rows against all `n_train` training points, three such arrays)."""
+        big = max(sizes)
+        rows = max(min(_BLOCK, sum(sizes)), big)
+        embed = embedding_arrays(self.estimator) * 8.0 * big * big
+        if embed >= 3.0 * 8.0 * rows * n_train:
+            check_arrays_memory(embedding_arrays(self.estimator), big, big,
+                                f"the {self.estimator.name} embedding of the largest sample",
+                                subject=subject)
+        else:
+            check_arrays_memory(3.0, rows, n_train, "the Gram matrix of the samples' points "
+                                "(in blocks of rows)", subject=subject,
+                                advice="Use fewer or smaller samples (subsample their "
+                                "points), or a machine with more memory.")
+
     def fit(self, X: Any, name: str = "X") -> "DistributionKernel":
         self.kind, items = _as_inputs(X, name)
         if self.kind == "normal":
@@ -382,6 +406,8 @@ class DistributionKernel:
         else:
             if self.linear_trace:
                 raise ValueError("`linear_trace` applies to Normal inputs only.")
+            sizes = [x.shape[0] for x in items]
+            self._check_memory(sizes, sum(sizes), "this fit")
             pooled = np.vstack(items)
         self.d = pooled.shape[1]
         self.kernel_ = resolve_kernel(self.kernel_arg, self.bandwidth_arg).fitted_to(
@@ -420,6 +446,8 @@ class DistributionKernel:
                              f"dimension {self.d}.")
         if kind == "normal":
             return items
+        self._check_memory([x.shape[0] for x in items],
+                           sum(e.points.shape[0] for e in self.items_), "this Gram matrix")
         check_kernel_finite(self.kernel_, np.vstack(items), name)
         return self._embed(items)
 

@@ -26,8 +26,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import (CloneMixin, check_estimator_param, check_int, check_kernel_finite,
-                      check_option, fit_embedding, fit_kernel, kernel_diag, validate_X)
+from ._common import (ADVICE_APPLY, CloneMixin, check_arrays_memory, check_estimator_param,
+                      check_int, check_kernel_finite, check_option, embedding_arrays,
+                      fit_embedding, fit_kernel, kernel_diag, validate_X)
 
 __all__ = ["ShrinkageKernelPCA"]
 
@@ -116,10 +117,15 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         check_option(self.shrink, "shrink", ("covariance", "mean"))
         X = validate_X(self, X, reset=True, min_samples=2)
         est = check_estimator_param(self.estimator)
+        n = X.shape[0]
+        # measured peaks: the eigen-decompositions hold about 6 n x n arrays; the estimator
+        # runs next to K (mean) or K, K_c and K_c o K_c (covariance)
+        extra = 1.0 if self.shrink == "mean" else 3.0
+        check_arrays_memory(max(6.5, extra + embedding_arrays(est)), n, n,
+                            f"kernel PCA with the {est.name} {self.shrink}")
         kern = fit_kernel(self.kernel, self.bandwidth, X)
         check_kernel_finite(kern, X)
         K = kern.gram(X)
-        n = X.shape[0]
         if self.shrink == "mean":
             center = fit_embedding(est, X, kern)
             mx = center(X)
@@ -176,6 +182,9 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
 
     def _centered(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Centred cross Gram ``<phi~(x_i), phi~(z)>`` (m, n) and ``mu(z)``."""
+        check_arrays_memory(4.5, Z.shape[0], self.X_fit_.shape[0],
+                            "the cross Gram matrix with the training points",
+                            subject="this transform", advice=ADVICE_APPLY)
         L = self.kernel_.gram(Z, self.X_fit_)
         mz = self.center_(Z) if self.center_ is not None else L.mean(axis=1)
         return L - self._mx[None, :] - mz[:, None] + self._nrm, mz
