@@ -101,6 +101,8 @@ def test_distribution_inputs_refused(data):
         Normal([0.5, 1.0], np.ma.masked_array([1.0, 2.0], mask=[0, 1]))
     with pytest.raises(TypeError, match="`mean` must contain real numbers, not complex"):
         Normal([0.5 + 1j, 1.0], 1.0)
+    with pytest.raises(TypeError, match="^`cov` must be array-like of numbers.$"):
+        Normal([0.5, 1.0], [{"a": 1}, 2.0])
     with pytest.raises(TypeError, match=r"`variances` must contain real numbers; it holds "
                        r"dates/times"):
         flex_gram([[0.0], [1.0]], np.array(["2024-01-01", "2024-01-02"], dtype="M8[D]"),
