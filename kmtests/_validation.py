@@ -212,3 +212,52 @@ def seed_of(rng: SeedLike) -> int | None:
     if isinstance(rng, np.random.SeedSequence) and isinstance(rng.entropy, numbers.Integral):
         return int(rng.entropy)
     return None
+
+
+def refuse_non_real(data: Any, name: str) -> Any:
+    """Refuse, as :func:`as_sample` does, data that are not real numbers; no other checks.
+
+    For callers that check shapes, finiteness and the number of features
+    themselves (the scikit-learn estimators of :mod:`kmtests.learn`, whose
+    conventions fix the errors for those): masked arrays, strings (numeric
+    strings too), bytes, dates and times (``datetime64``, ``timedelta64``,
+    date/time objects), raw records, and pandas columns that are not numeric
+    or boolean raise the ``TypeError`` of :func:`as_sample`, which says how to
+    convert them. Complex numbers, sparse matrices, ragged lists and other
+    objects are left to the caller.
+
+    Returns
+    -------
+    object
+        `data` itself for pandas objects, sparse matrices and what numpy
+        cannot convert; otherwise ``numpy.asarray(data)`` (so it is not
+        converted twice).
+    """
+    if isinstance(data, np.ma.MaskedArray):
+        raise TypeError(
+            f"`{name}` is a masked array; kmtests does not apply masks (they would be "
+            "ignored silently). Remove the masked observations, and their labels, or fill "
+            "them, and pass a plain array (e.g. `np.ma.compress_rows(a)`).")
+    module = type(data).__module__.split(".")[0]
+    if module == "pandas" and hasattr(data, "to_numpy"):
+        _pandas_to_numpy(data, name)
+        return data
+    if module == "scipy" and hasattr(data, "tocsr"):  # sparse: not a sample of numbers here
+        return data
+    try:
+        arr = np.asarray(data)
+    except (TypeError, ValueError):  # ragged lists and the like: the caller's error
+        return data
+    kind = arr.dtype.kind
+    if kind in _REFUSED_KINDS:
+        raise _refuse(name, f"{_REFUSED_KINDS[kind]} (dtype {arr.dtype})", _CONVERT_HINT[kind])
+    if kind == "O":
+        for v in arr.reshape(-1):
+            if isinstance(v, (str, np.str_)):
+                raise _refuse(name, f"text (e.g. {v!r})", _CONVERT_HINT["U"])
+            if isinstance(v, (bytes, np.bytes_)):
+                raise _refuse(name, f"bytes (e.g. {v!r})", _CONVERT_HINT["S"])
+            if isinstance(v, (np.datetime64, np.timedelta64)) or hasattr(v, "timestamp") \
+                    or type(v).__name__ in ("timedelta", "Timedelta", "date", "time"):
+                raise _refuse(name, f"dates or times (e.g. {v!r})", _CONVERT_HINT["M"])
+    return arr

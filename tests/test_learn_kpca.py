@@ -122,3 +122,16 @@ def test_grid_search_over_estimators_in_pipeline(rng):
                                              shrink="covariance")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("shrink", ["mean", "covariance"])
+def test_components_have_a_fixed_sign(shrink, rng):
+    """Equal data (rows reordered, float32) give equal coordinates, not flipped ones."""
+    x, z = rng.normal(size=(40, 3)), rng.normal(size=(7, 3))
+    kw = dict(n_components=4, estimator="fkmse", shrink=shrink, bandwidth=1.0)
+    ref = ShrinkageKernelPCA(**kw).fit(x).transform(z)
+    for other in (x[rng.permutation(40)], x[::-1], x.astype(np.float32)):
+        assert np.allclose(ShrinkageKernelPCA(**kw).fit(other).transform(z), ref,
+                           rtol=1e-5, atol=1e-6)
+    alphas = ShrinkageKernelPCA(**kw).fit(x).alphas_
+    assert np.all(alphas[np.argmax(np.abs(alphas), axis=0), np.arange(4)] > 0)

@@ -16,11 +16,14 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     _validate_data = None
 
+from .._guards import check_memory, format_bytes
+from .._validation import refuse_non_real
 from ..estimators import Embedding, KernelMeanEstimator, resolve_estimator
 from ..kernels import (ARDGaussian, Gaussian, Kernel, Laplacian, Linear, Polynomial,
                        resolve_kernel)
 
-__all__ = ["CloneMixin", "check_estimator_param", "check_real", "fit_kernel", "kernel_diag",
+__all__ = ["CloneMixin", "check_arrays_memory", "check_estimator_param", "check_finite_values",
+           "check_kernel_finite", "check_real", "embedding_arrays", "fit_kernel", "kernel_diag",
            "validate_X"]
 
 
@@ -71,16 +74,24 @@ class CloneMixin:
 
 
 def validate_X(est: Any, X: Any, *, reset: bool, min_samples: int = 1) -> np.ndarray:
-    """``validate_data`` of scikit-learn (``_validate_data`` before 1.6): ``X`` as a
-    float64, 2-D, finite array."""
-    out: np.ndarray = _validate(est, X, None, reset, min_samples)
+    """``X`` as a float64, 2-D, finite array, by the package's rules and scikit-learn's.
+
+    First the package's refusals (:func:`kmtests._validation.refuse_non_real`:
+    masked arrays, strings, numeric strings included, bytes, dates and times,
+    non-numeric pandas columns raise ``TypeError`` with a conversion hint),
+    then scikit-learn's ``validate_data`` (``_validate_data`` before 1.6): the
+    shape, NaN/infinity, complex-number and ``n_features_in_`` /
+    ``feature_names_in_`` rules with the errors scikit-learn's estimator
+    checks expect.
+    """
+    out: np.ndarray = _validate(est, refuse_non_real(X, "X"), None, reset, min_samples)
     return out
 
 
 def validate_Xy(est: Any, X: Any, y: Any, *, reset: bool,
                 min_samples: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """:func:`validate_X` with targets: ``(X, y)``."""
-    Xa, ya = _validate(est, X, y, reset, min_samples)
+    Xa, ya = _validate(est, refuse_non_real(X, "X"), y, reset, min_samples)
     return np.asarray(Xa), np.asarray(ya)
 
 
@@ -92,6 +103,34 @@ def _validate(est: Any, X: Any, y: Any, reset: bool, min_samples: int) -> Any:
     if _validate_data is not None:
         return _validate_data(est, X, **kw)
     return est._validate_data(X, **kw)  # pragma: no cover
+
+
+#: peak memory of ``estimator.fit`` on n points, in n x n float64 arrays: measured peaks
+#: (n = 2500; tsvd at 800) rounded up: the Gram matrix, eigenvectors, LOOCV buffers
+_EMBEDDING_ARRAYS = {"kme": 1.5, "skmse": 2.5, "bkmse": 2.5, "fkmse": 7.0,
+                     "iterated_tikhonov": 11.0, "landweber": 9.0, "nu_method": 11.0,
+                     "tsvd": 11.0, "mkme": 2.0, "mmkme": 3.0}
+
+ADVICE_FIT = "Fit on a random subsample of the rows, or use a machine with more memory."
+ADVICE_APPLY = "Pass `X` in batches of rows, or use a machine with more memory."
+
+
+def embedding_arrays(estimator: KernelMeanEstimator) -> float:
+    """Peak memory of fitting one embedding of n points, in n x n float64 arrays (other
+    estimators: as the heaviest of their kind)."""
+    known = _EMBEDDING_ARRAYS.get(estimator.name)
+    if known is not None:
+        return known
+    return 2.5 if estimator.uniform else 11.0
+
+
+def check_arrays_memory(arrays: float, rows: int, cols: int, what: str, *,
+                        subject: str = "this fit", advice: str = ADVICE_FIT) -> None:
+    """:func:`kmtests._guards.check_memory` for about `arrays` float64 arrays of
+    `rows` x `cols` (what takes them: `what`), before any of them is allocated."""
+    one = 8.0 * rows * cols
+    check_memory(arrays * one, f"{what}: about {int(np.ceil(arrays))} arrays of {rows} x {cols}, "
+                 f"{format_bytes(one)} each", advice, subject=subject)
 
 
 def check_estimator_param(estimator: Any) -> KernelMeanEstimator:
@@ -149,6 +188,30 @@ def fit_kernel(kernel: Any, bandwidth: Any, X: np.ndarray) -> Kernel:
 def fit_embedding(estimator: KernelMeanEstimator, x: np.ndarray, kernel: Kernel) -> Embedding:
     """``estimator.fit`` with a fitted kernel object (no bandwidth re-resolution)."""
     return estimator.fit(x, kernel=kernel)
+
+
+def check_finite_values(values: np.ndarray, kernel: Kernel, X: np.ndarray,
+                        name: str = "X") -> None:
+    """Raise, in the words of the tests (:func:`kmtests._gram.check_finite_gram`), when a
+    Gram matrix or what an estimator made of it holds NaN or infinite values: the kernel
+    overflows on the data (a polynomial kernel on data at 1e200)."""
+    if bool(np.all(np.isfinite(values))):
+        return
+    mag = f" (the data reach |value| = {float(np.max(np.abs(X))):.3g})" if X.size else ""
+    raise ValueError(
+        f"{kernel.phrase()} gives NaN or infinite Gram values on `{name}`{mag}: the values "
+        "overflow the floating-point range. Rescale the data, or choose a kernel whose "
+        "values stay bounded (e.g. 'gaussian').")
+
+
+def check_kernel_finite(kernel: Kernel, X: np.ndarray, name: str = "X") -> None:
+    """Refuse (:func:`check_finite_values`) data on which the Gram matrix of a linear or
+    polynomial kernel overflows, before it is formed: ``|k(x, y)|^2 <= k(x, x) k(y, y)``,
+    so the Gram matrix is finite exactly when its diagonal is (O(n d) to check)."""
+    if isinstance(kernel, (Linear, Polynomial)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            diag = kernel_diag(kernel, X)
+        check_finite_values(diag, kernel, X, name)
 
 
 def kernel_diag(kernel: Kernel, Z: np.ndarray) -> np.ndarray:

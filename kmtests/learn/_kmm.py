@@ -26,53 +26,129 @@ closed form (PAPERS.md §5.A):
 Parameters are packed as ``[a (m), theta (m*d), log s (m)]`` with
 ``pi = softmax(a)``; :meth:`KMMProblem.value_and_grad` returns the analytic
 gradient (checked against finite differences in the tests).
+
+The problem is solved in the coordinates ``z = (x - offset) / scale`` of a
+:class:`Frame` fitted to the embedding's points (the offset is their mean for
+the translation-invariant Gaussian kernels, 0 for the polynomial ones; the
+scale their largest centred coordinate), with the kernel expressed in them
+(bandwidths ``/ scale``, ``coef0 / scale^2``). ``J`` is unchanged for the
+Gaussian kernels and divided by ``scale^(2 p)`` for the polynomial ones, so
+the solution maps back exactly, while nothing overflows (data at 1e200: a
+squared bandwidth would be 1e400) and a large offset cancels before any
+distance is formed. The packed parameters are in the frame.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.special import softmax
 
 from ..estimators import Embedding
-from ..kernels import ARDGaussian, Gaussian, Linear, Polynomial
+from ..kernels import ARDGaussian, Gaussian, Kernel, Linear, Polynomial, _centred
 
-__all__ = ["KMMProblem", "kernel_spec"]
+__all__ = ["Frame", "KMMProblem", "check_kmm_kernel", "frame_for", "kernel_spec"]
 
 
-def kernel_spec(kernel: Any, d: int) -> tuple[str, Any, float]:
-    """``("rbf", b (d,), 0)`` or ``("poly", degree, coef0)``; other kernels raise."""
+def check_kmm_kernel(kernel: Any) -> None:
+    """Raise unless the mixture embedding has a closed form for `kernel` (fitted)."""
     if isinstance(kernel, (Gaussian, ARDGaussian)):
         if not kernel.is_fitted:
             raise ValueError("`kernel` has the data-driven bandwidth 'median'; resolve it "
                              "first with `kernel.fitted_to(x)`.")
-        b = np.atleast_1d(np.asarray(kernel.bandwidth, dtype=np.float64)) ** 2
-        if b.size == 1:
-            b = np.full(d, float(b[0]))
-        return "rbf", b, 0.0
-    if isinstance(kernel, Linear):
-        return "poly", 1, 0.0
-    if isinstance(kernel, Polynomial) and kernel.degree <= 3:
-        return "poly", kernel.degree, float(kernel.coef0)
+        return
+    if isinstance(kernel, Linear) or (isinstance(kernel, Polynomial) and kernel.degree <= 3):
+        return
     raise ValueError("`kernel` must be 'gaussian', 'ard', 'linear' or 'polynomial' with "
                      "degree <= 3 for kernel mean matching (the mixture embedding has a "
                      f"closed form only for these); got {kernel!r}.")
+
+
+def kernel_spec(kernel: Any, d: int, scale: float = 1.0) -> tuple[str, Any, float]:
+    """``("rbf", b (d,), 0)`` or ``("poly", degree, coef0)`` for the kernel in a frame of
+    scale `scale` (``b`` the squared bandwidths ``/ scale^2``, ``coef0 / scale^2``); other
+    kernels raise."""
+    check_kmm_kernel(kernel)
+    if isinstance(kernel, (Gaussian, ARDGaussian)):
+        bw = np.atleast_1d(np.asarray(kernel.bandwidth, dtype=np.float64)) / scale
+        if bw.size == 1:
+            bw = np.full(d, float(bw[0]))
+        return "rbf", bw * bw, 0.0
+    if isinstance(kernel, Linear):
+        return "poly", 1, 0.0
+    return "poly", kernel.degree, float(kernel.coef0) / (scale * scale)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The coordinates ``z = (x - offset) / scale`` the problem is solved in."""
+
+    offset: np.ndarray
+    scale: float
+
+    def to(self, x: np.ndarray) -> np.ndarray:
+        """Points (rows) in frame coordinates."""
+        return (np.asarray(x, dtype=np.float64) - self.offset) / self.scale
+
+    def back(self, z: np.ndarray) -> np.ndarray:
+        """Frame coordinates back in the data's units."""
+        return self.offset + self.scale * z
+
+
+def frame_for(x: np.ndarray, kernel: Kernel) -> Frame:
+    """The frame of the points `x`: centred for the translation-invariant (Gaussian)
+    kernels, scaled by the largest remaining coordinate.
+
+    The scale is that coordinate itself, not a power of two, so that data multiplied
+    by any ``c`` have the same frame coordinates (to rounding) and the same fit.
+    """
+    if isinstance(kernel, (Gaussian, ARDGaussian)):
+        zc, offset = _centred(x)
+    else:
+        zc, offset = x, np.zeros(x.shape[1])
+    top = float(np.max(np.abs(zc))) if zc.size else 0.0
+    return Frame(offset, top if top > 0 else 1.0)
+
+
+def gaussian_gram(A: np.ndarray, B: np.ndarray, v: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``prod_m (b_m / v_m)^{1/2} exp(-sum_m (a_m - b_m)^2 / (2 v_m))`` for the rows of `A`
+    and `B` (the Gaussian kernel of squared bandwidths `b` between Gaussians whose
+    variances add up to ``v - b``), from differences, not norms."""
+    from scipy.spatial.distance import cdist
+
+    r = 1.0 / np.sqrt(v)
+    G = cdist(A * r, B * r, "sqeuclidean")
+    G += float(np.sum(np.log(v / b)))
+    G *= -0.5
+    return np.exp(G, out=G)  # in place: one len(A) x len(B) array
 
 
 class KMMProblem:
     """``J(pi, theta, s) = ||mu_hat - mu_Q||^2`` and its gradient for one embedding."""
 
     def __init__(self, embedding: Embedding) -> None:
-        self.X = np.asarray(embedding.points, dtype=np.float64)
+        points = np.asarray(embedding.points, dtype=np.float64)
         self.beta = np.asarray(embedding.weights, dtype=np.float64)
-        n, self.d = self.X.shape
+        n, self.d = points.shape
+        check_kmm_kernel(embedding.kernel)
+        self.frame = frame_for(points, embedding.kernel)
+        scale = self.frame.scale
+        self.X = self.frame.to(points)
         sm = embedding.smoothing
-        self.e = np.zeros(self.d) if sm is None else np.asarray(sm, dtype=np.float64)
-        self.kind, self.p, self.c = kernel_spec(embedding.kernel, self.d)
-        self.const = embedding.norm2()
+        self.e = (np.zeros(self.d) if sm is None
+                  else np.asarray(sm, dtype=np.float64) / scale / scale)
+        self.kind, self.p, self.c = kernel_spec(embedding.kernel, self.d, scale)
+        #: J in the data's units is J in the frame times scale ** units_power
+        self.units_power = 0 if self.kind == "rbf" else 2 * int(self.p)
         if self.kind == "poly":
             self.sq = np.einsum("ij,ij->i", self.X, self.X)
+            K = (self.X @ self.X.T + self.c) ** self.p
+        else:
+            b = self.p
+            K = gaussian_gram(self.X, self.X, b + 2.0 * self.e, b)
+        self.const = float(self.beta @ K @ self.beta)
 
     # -- packing -------------------------------------------------------------
     def unpack(self, w: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,6 +165,22 @@ class KMMProblem:
 
     # -- the pieces ------------------------------------------------------------
     def value(self, pi: np.ndarray, theta: np.ndarray, s: np.ndarray) -> float:
+        """``J`` at weights `pi`, means `theta` and variances `s` in the data's units."""
+        scale = self.frame.scale
+        J = self.value_frame(pi, self.frame.to(theta),
+                             np.asarray(s, dtype=np.float64) / scale / scale)
+        return self.to_units(J)
+
+    def to_units(self, J: float) -> float:
+        """``J`` of the frame in the data's units (infinite if it overflows)."""
+        if not self.units_power:
+            return J
+        with np.errstate(over="ignore"):
+            return float(J * np.float64(self.frame.scale) ** self.units_power)
+
+    def value_frame(self, pi: np.ndarray, theta: np.ndarray, s: np.ndarray) -> float:
+        """``J`` in the frame (means and variances in frame units, ``J`` divided by
+        ``scale^(2 p)`` for the polynomial kernels)."""
         c, R = self._c_R(theta, s)[:2]
         return float(self.const - 2.0 * pi @ c + pi @ R @ pi)
 
@@ -133,7 +225,8 @@ class KMMProblem:
     # -- value and gradient ------------------------------------------------------
     def value_and_grad(self, w: np.ndarray, m: int,
                        mask: np.ndarray | None = None) -> tuple[float, np.ndarray]:
-        """Objective and gradient at the packed parameters `w` (`m` components).
+        """Objective and gradient at the packed parameters `w` (`m` components, frame
+        units: ``J`` as :meth:`value_frame`).
 
         `mask` (same length as `w`, 0/1) zeroes the gradient of fixed parameters.
         """

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.spatial.distance import cdist
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.cluster import KMeans
@@ -23,12 +24,16 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
 from ..estimators import Embedding
-from ._common import (CloneMixin, check_estimator_param, check_int, check_option,
-                      check_real,
-                      fit_embedding, fit_kernel, validate_X)
-from ._kmm import KMMProblem, kernel_spec
+from ._common import (ADVICE_APPLY, CloneMixin, check_arrays_memory, check_estimator_param,
+                      check_int, check_kernel_finite, check_option, check_real,
+                      embedding_arrays, fit_embedding, fit_kernel, validate_X)
+from ._kmm import KMMProblem, check_kmm_kernel
 
 __all__ = ["KernelMeanMatchingDensity", "kmm_objective"]
+
+#: refuse a `min_variance` above 1e100 times the squared spread of the data (in the fit's
+#: frame, the log of the variance floor; the variances would overflow well before 1e308)
+_LOG_FLOOR_MAX = float(np.log(1e100))
 
 
 def kmm_objective(embedding: Embedding, weights: ArrayLike, means: ArrayLike,
@@ -98,8 +103,9 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
     n_init : int, default=50
         Number of k-means initialisations (the best is kept), as in the papers.
     min_variance : float, default=1e-3
-        Lower bound on the component variances (the data are meant to be
-        standardised).
+        Lower bound on the component variances, in the data's units squared
+        (the default suits standardised data; more than 1e100 times the
+        data's squared spread is refused).
     max_iter : int, default=500
         L-BFGS-B iterations.
     tol : float, default=1e-10
@@ -112,7 +118,10 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
     weights_ : ndarray, shape (n_components,)
     means_ : ndarray, shape (n_components, n_features)
     variances_ : ndarray, shape (n_components,)
-        Isotropic variance ``s_j`` of each component.
+        Isotropic variance ``s_j`` of each component, in the data's units
+        squared: infinite (or 0) when that leaves the floating-point range,
+        for data spread beyond about 1e154 (below 1e-154). :meth:`score_samples`
+        and :meth:`sample` use the fit's own coordinates and stay exact.
     embedding_ : Embedding
         The estimated kernel mean of the training data.
     kernel_ : Kernel
@@ -133,6 +142,16 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
     With the linear kernel only the mixture mean is matched: the variances
     do not enter the objective and keep their k-means values.
 
+    The fit runs in the coordinates ``z = (x - m) / s`` (``m`` the mean of
+    the data for the Gaussian kernels, 0 for the polynomial ones; ``s`` the
+    largest remaining coordinate) with the kernel and `min_variance`
+    expressed in them, and is mapped back (``means_ = m + s theta``,
+    ``variances_ = s^2 s_j``). Data multiplied by any factor, or shifted by
+    any offset (Gaussian kernels), give the fit of the plain data mapped back,
+    to rounding: nothing overflows at 1e200 and an offset of 1e9 cancels
+    before any distance is formed. A linear or polynomial kernel whose Gram
+    matrix would overflow on the data is refused.
+
     References
     ----------
     .. [1] Song, Zhang, Smola, Gretton & Schoelkopf, "Tailoring density
@@ -149,9 +168,9 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
     >>> q = KernelMeanMatchingDensity(n_components=2, estimator="skmse",
     ...                               random_state=0).fit(x)
     >>> print(np.round(np.sort(q.means_.ravel()), 1))
-    [-2.   2.1]
+    [-2.  2.]
     >>> print(f"{q.score(x):.3f}")
-    -1.373
+    -1.372
     """
 
     def __init__(self, n_components: int = 10, *, estimator: Any = "kme",
@@ -196,40 +215,61 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
             raise ValueError(f"`n_components` must be at most the number of samples; got "
                              f"n_components={m} with n_samples={X.shape[0]}.")
         est = check_estimator_param(self.estimator)
+        n, d = X.shape
+        # the embedding (its estimator's n x n arrays), then the n x n norm of the problem
+        # and the (n, m, d) arrays of the objective
+        check_arrays_memory(max(embedding_arrays(est), 1.5) + 8.0 * m * d / n, n, n,
+                            f"the {est.name} embedding and the mixture")
         kern = fit_kernel(self.kernel, self.bandwidth, X)
-        kernel_spec(kern, X.shape[1])  # reject kernels without a closed form early
+        check_kmm_kernel(kern)  # reject kernels without a closed form early
+        check_kernel_finite(kern, X)
         emb = fit_embedding(est, X, kern)
+        # solved in the frame z = (x - offset) / scale (see kmtests.learn._kmm): k-means,
+        # variances and the objective; the solution is mapped back to the data's units
         prob = KMMProblem(emb)
+        Z, scale = prob.X, prob.frame.scale
+        log_scale2 = 2.0 * np.log(scale)
 
         rs = check_random_state(self.random_state)
-        km = KMeans(n_clusters=m, n_init=self.n_init, random_state=rs).fit(X)
+        km = KMeans(n_clusters=m, n_init=self.n_init, random_state=rs).fit(Z)
         counts = np.bincount(km.labels_, minlength=m).astype(np.float64)
-        d2 = np.sum((X - km.cluster_centers_[km.labels_]) ** 2, axis=1)
+        d2 = np.sum((Z - km.cluster_centers_[km.labels_]) ** 2, axis=1)
         spread = np.bincount(km.labels_, weights=d2, minlength=m) / np.maximum(counts, 1)
-        s0 = spread / X.shape[1]
+        s0 = spread / d
         fallback = float(np.mean(s0[counts > 1])) if np.any(counts > 1) else 1.0
         s0 = np.where(counts > 1, s0, fallback)
-        s0 = np.maximum(s0, max(self.min_variance, 1e-12))
+        # variances at least min_variance (data units): log s >= lo in the frame
+        lo = float(np.log(max(self.min_variance, 1e-300)) - log_scale2)
+        if lo > _LOG_FLOOR_MAX:
+            raise ValueError(
+                f"`min_variance` must be small next to the squared spread of `X`; got "
+                f"min_variance={self.min_variance!r} for data spread over {scale:.3g}, a "
+                "variance floor of more than 1e100 times the data's squared spread. "
+                "`min_variance` is in the data's units (squared): pass a smaller one, or "
+                "rescale the data.")
+        s0 = np.maximum(s0, np.exp(max(lo, float(np.log(1e-12)))))  # and 1e-12 of the spread^2
         pi0 = np.maximum(counts, 0.5) / np.sum(np.maximum(counts, 0.5))
         w0 = prob.pack(pi0, km.cluster_centers_, s0)
 
-        d = X.shape[1]
         mask = np.ones_like(w0)
         if self.optimize == "weights":
             mask[m:] = 0.0
-        lo = np.log(max(self.min_variance, 1e-300))
         bounds = [(None, None)] * (m + m * d) + [(lo, None)] * m
         res = minimize(prob.value_and_grad, w0, args=(m, mask), jac=True, method="L-BFGS-B",
                        bounds=bounds, options={"maxiter": self.max_iter, "ftol": self.tol,
                                                "gtol": 1e-12})
         w = res.x if res.fun <= prob.value_and_grad(w0, m)[0] else w0
         pi, theta, s = prob.unpack(w, m)
+        self._frame = prob.frame
+        self._means_z = theta.copy()
+        self._variances_z = s
         self.weights_ = pi
-        self.means_ = theta.copy()
-        self.variances_ = s
+        self.means_ = prob.frame.back(theta)
+        with np.errstate(over="ignore"):
+            self.variances_ = s * scale * scale
         self.embedding_ = emb
         self.kernel_ = kern
-        self.objective_ = float(prob.value(pi, theta, s))
+        self.objective_ = prob.to_units(prob.value_frame(pi, theta, s))
         self.n_iter_ = int(res.nit)
         self.converged_ = bool(res.success)
         if not res.success and res.nit >= self.max_iter:
@@ -251,13 +291,15 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_X(self, X, reset=False)
         d = X.shape[1]
-        s = self.variances_
-        d2 = (np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ self.means_.T
-              + np.einsum("ij,ij->i", self.means_, self.means_)[None, :])
-        d2 = np.maximum(d2, 0.0)
+        check_arrays_memory(6.0, X.shape[0], self.n_components, "the log-densities",
+                            subject="this evaluation", advice=ADVICE_APPLY)
+        s = self._variances_z
+        # in the frame of the fit: distances from differences of numbers of the size of
+        # the data's spread, whatever their offset; log q(x) = log q_z(z) - d log(scale)
+        d2 = cdist(self._frame.to(X), self._means_z, "sqeuclidean")
         logp = (np.log(self.weights_)[None, :] - 0.5 * d * np.log(2.0 * np.pi * s)[None, :]
                 - d2 / (2.0 * s[None, :]))
-        return logsumexp(logp, axis=1)
+        return logsumexp(logp, axis=1) - d * np.log(self._frame.scale)
 
     def score(self, X: ArrayLike, y: Any = None) -> float:
         """Mean log-likelihood of `X` under the fitted mixture (higher is better).
@@ -285,4 +327,4 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
         rs = check_random_state(self.random_state if random_state is None else random_state)
         comp = rs.choice(self.n_components, size=n, p=self.weights_)
         z = rs.standard_normal((n, self.means_.shape[1]))
-        return self.means_[comp] + np.sqrt(self.variances_[comp])[:, None] * z
+        return self._frame.back(self._means_z[comp] + np.sqrt(self._variances_z[comp])[:, None] * z)

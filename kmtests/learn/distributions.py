@@ -23,10 +23,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._typing import ArrayLike
-from .._validation import as_sample
+from .._validation import as_sample, refuse_non_real
 from ..estimators import Embedding, KernelMeanEstimator
 from ..kernels import Gaussian, Linear, Polynomial, resolve_kernel
-from ._common import check_estimator_param, check_int, check_option, check_real
+from ._common import (check_arrays_memory, check_estimator_param, check_int,
+                      check_kernel_finite, check_option, check_real, embedding_arrays)
 
 __all__ = ["DistributionKernel", "Normal", "distribution_gram", "embedding_gram",
            "expected_kernel", "flex_gram", "level2_gram"]
@@ -57,11 +58,11 @@ class Normal:
     cov: Any
 
     def __post_init__(self) -> None:
-        m = np.atleast_1d(np.asarray(self.mean, dtype=np.float64))
+        m = np.atleast_1d(_real_array(self.mean, "mean"))
         if m.ndim != 1 or not np.all(np.isfinite(m)):
             raise ValueError("`mean` must be a finite 1-D array.")
         d = m.size
-        c = np.asarray(self.cov, dtype=np.float64)
+        c = _real_array(self.cov, "cov")
         if c.ndim == 0:
             c = float(c) * np.eye(d)
         elif c.ndim == 1:
@@ -76,6 +77,18 @@ class Normal:
 
 
 # -- input handling ------------------------------------------------------------------
+def _real_array(value: Any, name: str) -> np.ndarray:
+    """`value` as a float64 array of real numbers, refused as the samples are
+    (:func:`~kmtests._validation.refuse_non_real`: masks, text, dates; complex)."""
+    arr = np.asarray(refuse_non_real(value, name))
+    if arr.dtype.kind == "c":
+        raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
+    try:
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be array-like of numbers.") from exc
+
+
 def _as_inputs(X: Any, name: str) -> tuple[str, list[Any]]:
     """``("samples", [arrays])`` or ``("normal", [Normal])``."""
     if isinstance(X, np.ndarray) and X.ndim == 3:
@@ -238,18 +251,21 @@ def flex_gram(x: ArrayLike, variances: ArrayLike, y: ArrayLike | None = None,
      [0.585  0.7071]]
     """
     xa = as_sample(x, "x", min_size=1)
-    v = np.asarray(variances, dtype=np.float64).reshape(-1)
+    v = _real_array(variances, "variances").reshape(-1)
     if v.shape != (xa.shape[0],) or np.any(~np.isfinite(v)) or np.any(v < 0):
         raise ValueError("`variances` must be non-negative numbers, one per row of `x`.")
     if y is None:
         ya, w = xa, v
     else:
         ya = as_sample(y, "y", min_size=1)
-        w = v if variances_y is None else np.asarray(variances_y, dtype=np.float64).reshape(-1)
+        w = v if variances_y is None else _real_array(variances_y, "variances_y").reshape(-1)
         if w.shape != (ya.shape[0],) or np.any(~np.isfinite(w)) or np.any(w < 0):
             raise ValueError("`variances_y` must be non-negative numbers, one per row of `y`.")
     s2 = check_real(bandwidth, "bandwidth", low=0.0) ** 2
     d = xa.shape[1]
+    check_arrays_memory(4.0, xa.shape[0], ya.shape[0], "the distances and variances",
+                        subject="flex_gram", advice="Compute it in blocks of rows, or use a "
+                        "machine with more memory.")
     tot = s2 + v[:, None] + w[None, :]
     d2 = (np.einsum("ij,ij->i", xa, xa)[:, None] + np.einsum("ij,ij->i", ya, ya)[None, :]
           - 2.0 * xa @ ya.T)
@@ -266,8 +282,12 @@ def _same_kernel(a: Any, b: Any) -> bool:
     return a is b or (type(a) is type(b) and a.params() == b.params())
 
 
+#: rows of the stacked points per block of :func:`embedding_gram`
+_BLOCK = 2048
+
+
 def embedding_gram(A: Sequence[Embedding], B: Sequence[Embedding] | None = None, *,
-                   block: int = 2048) -> np.ndarray:
+                   block: int = _BLOCK) -> np.ndarray:
     """Gram matrix of RKHS inner products ``<A_i, B_j>`` between fitted embeddings.
 
     All embeddings must share one kernel. Unsmoothed embeddings go through
@@ -360,6 +380,23 @@ class DistributionKernel:
     def _embed(self, samples: list[Any]) -> list[Embedding]:
         return [self.estimator.fit(x, kernel=self.kernel_) for x in samples]
 
+    def _check_memory(self, sizes: list[int], n_train: int, subject: str) -> None:
+        """Refuse up front what does not fit: each sample's embedding, one at a time, and
+        the blocks of the Gram matrix of the stacked points (:func:`embedding_gram`: up to
+        2048 rows against all `n_train` training points, three such arrays)."""
+        big = max(sizes)
+        rows = max(min(_BLOCK, sum(sizes)), big)
+        embed = embedding_arrays(self.estimator) * 8.0 * big * big
+        if embed >= 3.0 * 8.0 * rows * n_train:
+            check_arrays_memory(embedding_arrays(self.estimator), big, big,
+                                f"the {self.estimator.name} embedding of the largest sample",
+                                subject=subject)
+        else:
+            check_arrays_memory(3.0, rows, n_train, "the Gram matrix of the samples' points "
+                                "(in blocks of rows)", subject=subject,
+                                advice="Use fewer or smaller samples (subsample their "
+                                "points), or a machine with more memory.")
+
     def fit(self, X: Any, name: str = "X") -> "DistributionKernel":
         self.kind, items = _as_inputs(X, name)
         if self.kind == "normal":
@@ -369,10 +406,14 @@ class DistributionKernel:
         else:
             if self.linear_trace:
                 raise ValueError("`linear_trace` applies to Normal inputs only.")
+            sizes = [x.shape[0] for x in items]
+            self._check_memory(sizes, sum(sizes), "this fit")
             pooled = np.vstack(items)
         self.d = pooled.shape[1]
         self.kernel_ = resolve_kernel(self.kernel_arg, self.bandwidth_arg).fitted_to(
             pooled, name=name)
+        if self.kind == "samples":
+            check_kernel_finite(self.kernel_, pooled, name)
         self.items_ = items if self.kind == "normal" else self._embed(items)
         G = self._level1(self.items_, None)
         self.diag_ = np.diag(G).copy()
@@ -403,7 +444,12 @@ class DistributionKernel:
         if dim != self.d:
             raise ValueError(f"`{name}` has dimension {dim}, but the kernel was fitted on "
                              f"dimension {self.d}.")
-        return items if kind == "normal" else self._embed(items)
+        if kind == "normal":
+            return items
+        self._check_memory([x.shape[0] for x in items],
+                           sum(e.points.shape[0] for e in self.items_), "this Gram matrix")
+        check_kernel_finite(self.kernel_, np.vstack(items), name)
+        return self._embed(items)
 
     def gram(self, Y: Any = None, name: str = "X") -> np.ndarray:
         """Kernel between `Y` (rows) and the training list (columns)."""

@@ -26,8 +26,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import (CloneMixin, check_estimator_param, check_int, check_option, fit_embedding,
-                      fit_kernel, kernel_diag, validate_X)
+from ._common import (ADVICE_APPLY, CloneMixin, check_arrays_memory, check_estimator_param,
+                      check_int, check_kernel_finite, check_option, embedding_arrays,
+                      fit_embedding, fit_kernel, kernel_diag, validate_X)
 
 __all__ = ["ShrinkageKernelPCA"]
 
@@ -57,7 +58,9 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
     kernel_ : Kernel
     X_fit_ : ndarray, shape (n_samples, n_features)
     alphas_ : ndarray, shape (n_samples, n_components)
-        Coefficients ``a_k`` of the unit eigenvectors in the centred points.
+        Coefficients ``a_k`` of the unit eigenvectors in the centred points;
+        the largest coefficient of each column is positive (the sign of an
+        eigenvector is otherwise arbitrary).
     eigenvalues_ : ndarray, shape (n_components,)
         Eigenvalues of the (shrunk) covariance operator, decreasing.
     weights_ : ndarray, shape (n_samples,)
@@ -114,9 +117,15 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         check_option(self.shrink, "shrink", ("covariance", "mean"))
         X = validate_X(self, X, reset=True, min_samples=2)
         est = check_estimator_param(self.estimator)
-        kern = fit_kernel(self.kernel, self.bandwidth, X)
-        K = kern.gram(X)
         n = X.shape[0]
+        # measured peaks: the eigen-decompositions hold about 6 n x n arrays; the estimator
+        # runs next to K (mean) or K, K_c and K_c o K_c (covariance)
+        extra = 1.0 if self.shrink == "mean" else 3.0
+        check_arrays_memory(max(6.5, extra + embedding_arrays(est)), n, n,
+                            f"kernel PCA with the {est.name} {self.shrink}")
+        kern = fit_kernel(self.kernel, self.bandwidth, X)
+        check_kernel_finite(kern, X)
+        K = kern.gram(X)
         if self.shrink == "mean":
             center = fit_embedding(est, X, kern)
             mx = center(X)
@@ -152,6 +161,10 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         order = np.argsort(ev)[::-1][:k]
         alphas = (U / root[None, :]) @ W[:, order]
         eig = ev[order]
+        # the sign of an eigenvector is arbitrary: fix it (scikit-learn's convention, the
+        # largest coefficient positive) so that equal data give equal coordinates
+        top = alphas[np.argmax(np.abs(alphas), axis=0), np.arange(alphas.shape[1])]
+        alphas = alphas * np.where(top < 0, -1.0, 1.0)[None, :]
         if alphas.shape[1] < k:  # rank-deficient: zero components
             pad = k - alphas.shape[1]
             alphas = np.hstack([alphas, np.zeros((n, pad))])
@@ -169,6 +182,9 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
 
     def _centered(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Centred cross Gram ``<phi~(x_i), phi~(z)>`` (m, n) and ``mu(z)``."""
+        check_arrays_memory(4.5, Z.shape[0], self.X_fit_.shape[0],
+                            "the cross Gram matrix with the training points",
+                            subject="this transform", advice=ADVICE_APPLY)
         L = self.kernel_.gram(Z, self.X_fit_)
         mz = self.center_(Z) if self.center_ is not None else L.mean(axis=1)
         return L - self._mx[None, :] - mz[:, None] + self._nrm, mz
@@ -186,6 +202,7 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z = validate_X(self, X, reset=False)
+        check_kernel_finite(self.kernel_, Z)
         return self._centered(Z)[0] @ self.alphas_
 
     def reconstruction_error(self, X: ArrayLike) -> np.ndarray:
@@ -203,6 +220,7 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         Z = validate_X(self, X, reset=False)
+        check_kernel_finite(self.kernel_, Z)
         Lc, mz = self._centered(Z)
         proj = Lc @ self.alphas_
         norm2 = kernel_diag(self.kernel_, Z) - 2.0 * mz + self._nrm

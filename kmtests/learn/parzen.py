@@ -21,8 +21,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike
-from ._common import (CloneMixin, check_estimator_param, check_option, fit_embedding, fit_kernel,
-                      validate_X, validate_Xy)
+from ._common import (ADVICE_APPLY, CloneMixin, check_arrays_memory, check_estimator_param,
+                      check_kernel_finite, check_option, embedding_arrays, fit_embedding,
+                      fit_kernel, validate_X, validate_Xy)
 
 __all__ = ["ParzenClassifier"]
 
@@ -113,7 +114,11 @@ class ParzenClassifier(CloneMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"every class in `y` needs at least 2 samples; classes {bad} "
                              "have 1.")
         est = check_estimator_param(self.estimator)
+        big = int(counts.max())  # one class at a time
+        check_arrays_memory(max(embedding_arrays(est), 1.5), big, big,
+                            f"the {est.name} embedding of the largest class")
         kern = fit_kernel(self.kernel, self.bandwidth, X)
+        check_kernel_finite(kern, X)
         self.embeddings_ = [fit_embedding(est, X[yi == c], kern) for c in range(classes.size)]
         self._half_norm2 = np.array([0.5 * e.norm2() for e in self.embeddings_])
         self.classes_ = classes
@@ -123,6 +128,10 @@ class ParzenClassifier(CloneMixin, ClassifierMixin, BaseEstimator):
     def _scores(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
         Z = validate_X(self, X, reset=False)
+        check_kernel_finite(self.kernel_, Z)
+        big = max(e.points.shape[0] for e in self.embeddings_)
+        check_arrays_memory(3.5, Z.shape[0], big, "the cross Gram matrix with a class",
+                            subject="this prediction", advice=ADVICE_APPLY)
         S = np.column_stack([e(Z) for e in self.embeddings_])
         if self.rule == "distance":
             S = S - self._half_norm2[None, :]
