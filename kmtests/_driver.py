@@ -33,7 +33,7 @@ from .results import (AggregatedIndependenceResult, AggregatedTwoSampleResult,
 from .statistics import Statistic
 from .statistics.tuning import reportable
 
-__all__ = ["prepare", "run", "run_each"]
+__all__ = ["prepare", "run", "run_each", "value"]
 
 _RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
     ("two_sample", False): TwoSampleResult,
@@ -72,6 +72,15 @@ def _method_memory(method: NullMethod | None, n: int, batch: int) -> float:
     if method is None or not method.test_options:
         return 0.0
     return 16.0 * _n_resamples(method) + 8.0 * n * batch
+
+
+def value(problem: Any, statistic: Statistic, tuning: str) -> float:
+    """The statistic of the data on the in-memory engine (no null): what the
+    statistic-only functions (:func:`kmtests.mmd`, :func:`kmtests.hsic`) return."""
+    from .engines import Exact
+
+    _, observed, _, _ = prepare(problem, statistic, Exact(), tuning)
+    return float(np.asarray(observed.stat).reshape(-1)[0])
 
 
 def prepare(problem: Any, statistic: Statistic, engine: Any, tuning: str

@@ -115,6 +115,19 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2) -> np.ndarray:
     return arr
 
 
+def _refuse_element(v: Any, name: str) -> bool:
+    """Raise the conversion hint for one element that is text, bytes or a date/time (the
+    refused kinds of an object array); return False for anything else."""
+    if isinstance(v, (str, np.str_)):
+        raise _refuse(name, f"text (e.g. {v!r})", _CONVERT_HINT["U"])
+    if isinstance(v, (bytes, np.bytes_)):
+        raise _refuse(name, f"bytes (e.g. {v!r})", _CONVERT_HINT["S"])
+    if isinstance(v, (np.datetime64, np.timedelta64)) or hasattr(v, "timestamp") \
+            or type(v).__name__ in ("timedelta", "Timedelta", "date", "time"):
+        raise _refuse(name, f"dates or times (e.g. {v!r})", _CONVERT_HINT["M"])
+    return False
+
+
 def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
     """An object array of real numbers (None/NA = missing) as floats; anything else refused."""
     out = np.empty(arr.shape, dtype=np.float64)
@@ -124,13 +137,8 @@ def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
             flat_out[i] = float(v)
         elif v is None or (type(v).__name__ in ("NAType", "NaTType")):
             flat_out[i] = np.nan
-        elif isinstance(v, (str, np.str_)):
-            raise _refuse(name, f"text (e.g. {v!r})", _CONVERT_HINT["U"])
-        elif isinstance(v, (bytes, np.bytes_)):
-            raise _refuse(name, f"bytes (e.g. {v!r})", _CONVERT_HINT["S"])
-        elif isinstance(v, (np.datetime64, np.timedelta64)) or hasattr(v, "timestamp") \
-                or type(v).__name__ in ("timedelta", "Timedelta", "date", "time"):
-            raise _refuse(name, f"dates or times (e.g. {v!r})", _CONVERT_HINT["M"])
+        elif _refuse_element(v, name):  # pragma: no cover - it raises
+            pass
         elif isinstance(v, complex):
             raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
         else:
@@ -253,11 +261,5 @@ def refuse_non_real(data: Any, name: str) -> Any:
         raise _refuse(name, f"{_REFUSED_KINDS[kind]} (dtype {arr.dtype})", _CONVERT_HINT[kind])
     if kind == "O":
         for v in arr.reshape(-1):
-            if isinstance(v, (str, np.str_)):
-                raise _refuse(name, f"text (e.g. {v!r})", _CONVERT_HINT["U"])
-            if isinstance(v, (bytes, np.bytes_)):
-                raise _refuse(name, f"bytes (e.g. {v!r})", _CONVERT_HINT["S"])
-            if isinstance(v, (np.datetime64, np.timedelta64)) or hasattr(v, "timestamp") \
-                    or type(v).__name__ in ("timedelta", "Timedelta", "date", "time"):
-                raise _refuse(name, f"dates or times (e.g. {v!r})", _CONVERT_HINT["M"])
+            _refuse_element(v, name)
     return arr

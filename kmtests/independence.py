@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
 
 from . import _driver
 from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice
-from .engines import Engine, Exact, resolve_engine
+from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
-from .kernels import Kernel, Precomputed, resolve_kernel
+from .kernels import Precomputed, resolve_kernel
 from .null import NullMethod, resolve_method
 from .null.combine import MinP
 from .problems import IndependenceProblem, independence_problem
@@ -74,8 +73,7 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     check_choice(statistic, "statistic", ("biased", "unbiased"))
     problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
                                      estimator, statistic, {}, None)
-    _, observed, _, _ = _driver.prepare(problem, stat, Exact(), tuning_)
-    return float(np.asarray(observed.stat).reshape(-1)[0])
+    return _driver.value(problem, stat, tuning_)
 
 
 def independence_test(

@@ -15,9 +15,9 @@ import numpy as np
 from . import _driver
 from ._typing import ArrayLike, SeedLike
 from ._validation import check_choice, check_positive_int
-from .engines import Engine, Exact, resolve_engine
+from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
-from .kernels import Kernel, Precomputed, resolve_kernel
+from .kernels import Precomputed, resolve_kernel
 from .null import NullMethod, resolve_method
 from .null.combine import MinP
 from .problems import TwoSampleProblem, two_sample_problem
@@ -122,8 +122,7 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
                                       and statistic.lower() in ("unbiased", "biased")):
         check_choice(statistic, "statistic", ("biased", "unbiased"))
     problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, {}, None)
-    _, observed, _, _ = _driver.prepare(problem, stat, Exact(), tuning_)
-    return float(np.asarray(observed.stat).reshape(-1)[0])
+    return _driver.value(problem, stat, tuning_)
 
 
 def two_sample_test(

@@ -221,13 +221,38 @@ def _arrangements(observed: Any, null: np.ndarray, scales: np.ndarray, exact: bo
     return np.vstack([T0, null]), np.vstack([S0, scales])
 
 
+def _rows(prepared: Any, T: np.ndarray, pvalues: np.ndarray, w: np.ndarray,
+          **columns: np.ndarray) -> tuple[dict[str, Any], ...]:
+    """One row per member for the report: label, attributes, statistic on the data,
+    p-value, weight, and the combination's own columns."""
+    out = []
+    for j, (label, attrs) in enumerate(prepared.columns):
+        row = {"member": label, **attrs, "statistic": float(T[0, j]),
+               "pvalue": float(pvalues[j]), "weight": float(w[j])}
+        for key, values in columns.items():
+            v = values[j]
+            row[key] = bool(v) if isinstance(v, (bool, np.bool_)) else float(v)
+        out.append(row)
+    return tuple(out)
+
+
 def _check_members(T: np.ndarray, what: str) -> None:
     for j in range(T.shape[1]):
         check_finite_statistic(float(T[0, j]), T[1:, j], f"{what} (member {j + 1})")
 
 
+class _Combination:
+    """What the combinations share: the arrangements' statistics, checked finite."""
+
+    def _table(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
+               prepared: Any) -> tuple[np.ndarray, np.ndarray]:
+        T, S = _arrangements(observed, null, scales, exact)
+        _check_members(T, prepared.what)
+        return T, S
+
+
 @dataclass(frozen=True)
-class MinP:
+class MinP(_Combination):
     """The MMDAgg combination (module docs): weighted minimum of the members' p-values.
 
     Parameters
@@ -246,15 +271,11 @@ class MinP:
 
     def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                 prepared: Any) -> NullOutcome:
-        T, S = _arrangements(observed, null, scales, exact)
-        _check_members(T, prepared.what)
+        T, S = self._table(observed, null, scales, exact, prepared)
         w = weights(self.weights, T.shape[1])
         p, pm, u, count = minp_combination(T, S, w, self.alpha)
         rejects = member_rejections(pm, w, u, p, self.alpha)
-        rows = tuple({"member": label, **attrs, "statistic": float(T[0, j]),
-                      "pvalue": float(pm[j]), "weight": float(w[j]),
-                      "threshold": u * float(w[j]), "rejects": bool(rejects[j])}
-                     for j, (label, attrs) in enumerate(prepared.columns))
+        rows = _rows(prepared, T, pm, w, threshold=u * w, rejects=rejects)
         agg_null = np.min(_rank_pvalues(T, TIE_RTOL * (S + S[0:1, :])) / w[None, :],
                           axis=1)[0 if exact else 1:]
         return NullOutcome(p, agg_null, exact, count=count, statistic=float(np.min(pm / w)),
@@ -262,7 +283,7 @@ class MinP:
 
 
 @dataclass(frozen=True)
-class Fuse:
+class Fuse(_Combination):
     """The MMD-FUSE combination (module docs): soft maximum of the normalised members.
 
     Parameters
@@ -282,8 +303,7 @@ class Fuse:
 
     def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                 prepared: Any) -> NullOutcome:
-        T, S = _arrangements(observed, null, scales, exact)
-        _check_members(T, prepared.what)
+        T, S = self._table(observed, null, scales, exact, prepared)
         M = T.shape[1]
         w_all = weights(self.weights, M)
         norms = np.asarray(prepared.norms(), dtype=np.float64).reshape(M)
@@ -310,10 +330,7 @@ class Fuse:
         member_p = _rank_pvalues(T, TIE_RTOL * (S + S[0:1, :]))[0]
         w_rows = np.zeros(M)
         w_rows[keep] = w
-        rows = tuple({"member": label, **attrs, "statistic": float(T[0, j]),
-                      "pvalue": float(member_p[j]), "weight": float(w_rows[j]),
-                      "normalizer": float(norms[j])}
-                     for j, (label, attrs) in enumerate(prepared.columns))
+        rows = _rows(prepared, T, member_p, w_rows, normalizer=norms)
         return NullOutcome(p, F[0 if exact else 1:], exact, count=count, statistic=float(F[0]),
                            members=rows, notes=notes)
 

@@ -32,7 +32,7 @@ from ..engines import Values
 from ..engines._threads import check_n_jobs
 from ._base import NullMethod, NullOutcome, ResultLike, RunContext
 
-__all__ = ["DEFAULT_N_RESAMPLES", "PermutationMethod", "PermutationPlan", "check_finite_statistic",
+__all__ = ["DEFAULT_N_RESAMPLES", "PermutationMethod", "ResamplingMethod", "PermutationPlan", "check_finite_statistic",
            "collect", "default_batch", "make_plan", "permutation_batches", "pvalue_upper",
            "random_permutations", "tie_tolerance"]
 
@@ -207,6 +207,18 @@ def warn_if_constant(t_obs: float, null: np.ndarray, tol: np.ndarray, what: str)
             DegenerateStatisticWarning, stacklevel=4)
 
 
+def check_resampling_options(method: Any) -> None:
+    """Validate the options every resampling method shares (`n_resamples`, `batch`,
+    `n_jobs`, `progress`, `rng`); a Generator is used as given (not copied)."""
+    check_positive_int(method.n_resamples, "n_resamples")
+    check_positive_int(method.batch, "batch", allow_none=True)
+    check_n_jobs(method.n_jobs)
+    if method.progress is not None and not isinstance(method.progress, (bool, np.bool_)):
+        raise TypeError(f"`progress` must be True, False or None; got {method.progress!r}.")
+    if not isinstance(method.rng, np.random.Generator):
+        check_rng(method.rng)
+
+
 def monte_carlo_interval(res: ResultLike, alpha: float) -> np.ndarray:
     """The Clopper-Pearson interval of the p-value a Monte Carlo p-value estimates (both ends
     the p-value itself for an exact test)."""
@@ -219,7 +231,42 @@ def monte_carlo_interval(res: ResultLike, alpha: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class PermutationMethod(NullMethod):
+class ResamplingMethod(NullMethod):
+    """Base of the null methods that draw `n_resamples` arrangements or multipliers from
+    `rng` (as scipy's ``ResamplingMethod``): the options every one of them takes, their
+    Monte Carlo interval and p-value floor."""
+
+    n_resamples: int = DEFAULT_N_RESAMPLES
+    batch: int | None = None
+    rng: SeedLike = None
+    n_jobs: int | None = None
+    progress: bool | None = None
+
+    test_options: ClassVar[tuple[str, ...]] = ("n_resamples", "batch", "rng", "n_jobs",
+                                               "progress")
+
+    def __post_init__(self) -> None:
+        check_resampling_options(self)
+
+    @property
+    def source_of_randomness(self) -> Any:
+        return self.rng
+
+    @property
+    def threads(self) -> int | None:
+        return self.n_jobs
+
+    def conf_int(self, res: ResultLike, alpha: float) -> np.ndarray | None:
+        return monte_carlo_interval(res, alpha)
+
+    def pvalue_floor(self, res: ResultLike) -> float | None:
+        if res.exact or res.n_resamples is None:
+            return None
+        return 1.0 / (res.n_resamples + 1)
+
+
+@dataclass(frozen=True)
+class PermutationMethod(ResamplingMethod):
     """The permutation null distribution (exact level).
 
     Parameters
@@ -246,33 +293,8 @@ class PermutationMethod(NullMethod):
     Smyth, 2010): never zero, and the test has exact level for any ``B``.
     """
 
-    n_resamples: int = DEFAULT_N_RESAMPLES
-    batch: int | None = None
-    rng: SeedLike = None
-    n_jobs: int | None = None
-    progress: bool | None = None
-
     name: ClassVar[str] = "permutation"
     needs: ClassVar[str] = "values"
-    test_options: ClassVar[tuple[str, ...]] = ("n_resamples", "batch", "rng", "n_jobs",
-                                               "progress")
-
-    def __post_init__(self) -> None:
-        check_positive_int(self.n_resamples, "n_resamples")
-        check_positive_int(self.batch, "batch", allow_none=True)
-        check_n_jobs(self.n_jobs)
-        if self.progress is not None and not isinstance(self.progress, (bool, np.bool_)):
-            raise TypeError(f"`progress` must be True, False or None; got {self.progress!r}.")
-        if not isinstance(self.rng, np.random.Generator):
-            check_rng(self.rng)  # validates; a Generator is used as given (not copied)
-
-    @property
-    def source_of_randomness(self) -> Any:
-        return self.rng
-
-    @property
-    def threads(self) -> int | None:
-        return self.n_jobs
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         return (f"{statistic.refusal_subject()} has an asymptotic null "
@@ -323,9 +345,6 @@ class PermutationMethod(NullMethod):
             return f"exact permutation p-value (all {res.n_resamples} arrangements)"
         return f"permutation p-value (based on {res.n_resamples} random permutations)"
 
-    def conf_int(self, res: ResultLike, alpha: float) -> np.ndarray | None:
-        return monte_carlo_interval(res, alpha)
-
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
         if res.exact:
             return [("Null", "exact permutation"), ("Arrangements", res.n_resamples)]
@@ -340,8 +359,3 @@ class PermutationMethod(NullMethod):
         return [f"p {conf} MC low/high: the Clopper-Pearson {conf} interval of the exact "
                 "permutation p-value, i.e. the Monte Carlo error of the p-value (not an "
                 "interval for the statistic); p-value = (1 + #{T_b >= T}) / (1 + B)."]
-
-    def pvalue_floor(self, res: ResultLike) -> float | None:
-        if res.exact or res.n_resamples is None:
-            return None
-        return 1.0 / (res.n_resamples + 1)

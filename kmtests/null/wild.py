@@ -45,12 +45,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._typing import SeedLike
-from .._validation import check_choice, check_positive_int, check_rng
-from ..engines._threads import check_n_jobs
+from .._validation import check_choice, check_rng
 from ..engines.mmd import quadratic_forms
-from ._base import NullMethod, NullOutcome, ResultLike, RunContext
-from .permutation import (check_finite_statistic, monte_carlo_interval, pvalue_upper,
+from ._base import NullOutcome, ResultLike, RunContext
+from .permutation import (ResamplingMethod, check_finite_statistic, pvalue_upper,
                           tie_tolerance)
 
 __all__ = ["WildBootstrap", "multipliers"]
@@ -77,21 +75,21 @@ def multipliers(rng: np.random.Generator, size: int, n: int, process: str,
 
 
 @dataclass(frozen=True)
-class WildBootstrap(NullMethod):
+class WildBootstrap(ResamplingMethod):
     """The wild bootstrap null (approximate; see the module docs).
 
     Parameters
     ----------
     n_resamples : int
         Number of bootstrap draws (default 9999).
+    batch, rng, n_jobs, progress
+        As for :class:`~kmtests.null.PermutationMethod`.
     process : {"rademacher", "ar"}
         Independent Rademacher multipliers (i.i.d. data), or the autoregressive
         process of Chwialkowski et al. (dependent data).
     length : float
         The memory ``l`` of the autoregressive process (default 20, as in the
         authors' code); it should grow with the dependence of the data.
-    rng, batch, n_jobs, progress
-        As for :class:`~kmtests.null.PermutationMethod`.
 
     Notes
     -----
@@ -104,36 +102,17 @@ class WildBootstrap(NullMethod):
        degenerate kernel tests. NeurIPS.
     """
 
-    n_resamples: int = 9999
     process: str = "rademacher"
     length: float = 20.0
-    batch: int | None = None
-    rng: SeedLike = None
-    n_jobs: int | None = None
-    progress: bool | None = None
 
     name: ClassVar[str] = "wild"
     needs: ClassVar[str] = "kernel_form"
-    test_options: ClassVar[tuple[str, ...]] = ("n_resamples", "batch", "rng", "n_jobs",
-                                               "progress")
 
     def __post_init__(self) -> None:
-        check_positive_int(self.n_resamples, "n_resamples")
-        check_positive_int(self.batch, "batch", allow_none=True)
+        super().__post_init__()
         check_choice(self.process, "process", ("rademacher", "ar"))
         if isinstance(self.length, bool) or not (np.isfinite(self.length) and self.length > 0):
             raise ValueError(f"`length` must be a positive number; got {self.length!r}.")
-        check_n_jobs(self.n_jobs)
-        if not isinstance(self.rng, np.random.Generator):
-            check_rng(self.rng)
-
-    @property
-    def source_of_randomness(self) -> Any:
-        return self.rng
-
-    @property
-    def threads(self) -> int | None:
-        return self.n_jobs
 
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
@@ -214,9 +193,6 @@ class WildBootstrap(NullMethod):
                 else f"AR(1) multipliers, length {self.length:g}")
         return f"wild bootstrap p-value ({res.n_resamples} draws, {what}; approximate)"
 
-    def conf_int(self, res: ResultLike, alpha: float) -> np.ndarray | None:
-        return monte_carlo_interval(res, alpha)
-
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
         rows: list[tuple[str, Any]] = [("Null", "wild bootstrap"), ("Draws", res.n_resamples),
                                        ("Process", self.process)]
@@ -233,5 +209,3 @@ class WildBootstrap(NullMethod):
                 "p-value = (1 + #{T_b >= T}) / (1 + B); its Monte Carlo interval is the "
                 "Clopper-Pearson interval of the bootstrap p-value."]
 
-    def pvalue_floor(self, res: ResultLike) -> float | None:
-        return None if res.n_resamples is None else 1.0 / (res.n_resamples + 1)
