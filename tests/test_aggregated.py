@@ -271,3 +271,42 @@ def test_bandwidths_as_numpy_arrays():
     assert len(c.members) == 2
     with pytest.raises(ValueError, match="does not apply"):
         kmtests.aggregated_two_sample_test(x, y, kernel="linear", bandwidths=bws)
+
+
+def test_aggregated_tests_run_on_every_engine_that_applies():
+    """`engine=` (new): the streamed engine gives the exact engine's members and p-value;
+    the low-rank ones run their approximate members on the same permutations; FUSE needs
+    the Gram matrices (its normalisers), and says so."""
+    gen = np.random.default_rng(11)
+    x, y = gen.normal(size=(40, 2)), gen.normal(size=(35, 2)) + 0.4
+    kw = dict(bandwidths=3, n_resamples=199, rng=4)
+    exact = kmtests.aggregated_two_sample_test(x, y, **kw)
+    streamed = kmtests.aggregated_two_sample_test(x, y, engine="streamed", **kw)
+    assert streamed.engine == "streamed" and streamed.pvalue == exact.pvalue
+    for a, b in zip(exact.members, streamed.members):
+        assert b["statistic"] == pytest.approx(a["statistic"], rel=1e-10)
+        assert b["pvalue"] == a["pvalue"]
+    ny = kmtests.aggregated_two_sample_test(x, y, engine="nystrom", n_features=30, **kw)
+    assert ny.engine == "nystrom" and "approximate statistic" in " ".join(ny.notes)
+    with pytest.raises(ValueError, match="engine='streamed'.*MMD-FUSE's normalisers"):
+        kmtests.aggregated_two_sample_test(x, y, engine="streamed", method="fuse", **kw)
+    ind = kmtests.aggregated_independence_test(x[:35], y, engine="rff", n_features=20,
+                                               bandwidths_x=2, bandwidths_y=2,
+                                               n_resamples=99, rng=1)
+    assert ind.engine == "rff" and len(ind.members) == 4
+
+
+def test_aggregated_tests_take_the_tuning():
+    """`tuning=` (new): each member is the single test with that tuning."""
+    gen = np.random.default_rng(12)
+    x, y = gen.normal(size=(25, 1)), gen.normal(size=(25, 1)) + 0.5
+    res = kmtests.aggregated_two_sample_test(x, y, bandwidths=[0.7, 1.5], estimators="fkmse",
+                                             statistics="biased", tuning="pooled",
+                                             n_resamples=99, rng=3)
+    for m, bw in zip(res.members, (0.7, 1.5)):
+        single = kmtests.two_sample_test(x, y, bandwidth=bw, estimator="fkmse",
+                                         statistic="biased", tuning="pooled",
+                                         n_resamples=99, rng=3)
+        assert m["statistic"] == pytest.approx(single.statistic, rel=1e-12)
+        assert m["pvalue"] == single.pvalue
+    assert res.tuning == "pooled"

@@ -41,11 +41,6 @@ from ._loop import map_rows_multi
 from ._values import Values
 
 
-def centre(K: np.ndarray) -> np.ndarray:
-    """``HKH`` with ``H = I - 11'/n`` (a new array)."""
-    return CentredGram.from_gram(K).Kc
-
-
 #: below this many products (permutations x n^2) a batch of pair sums runs on one thread
 _SERIAL_WORK = 1 << 20
 
@@ -67,7 +62,7 @@ class PairedGrams:
     @classmethod
     def from_grams(cls, K: np.ndarray, L: np.ndarray) -> "PairedGrams":
         """From two uncentred Gram matrices (copied)."""
-        return cls(centre(K), centre(L))
+        return cls(CentredGram.from_gram(K).Kc, CentredGram.from_gram(L).Kc)
 
     @classmethod
     def from_centred(cls, cgK: CentredGram, cgL: CentredGram) -> "PairedGrams":

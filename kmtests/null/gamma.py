@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._gram import CentredGram
 from ._base import NullMethod, NullOutcome, ResultLike, RunContext
 
 __all__ = ["GammaMethod", "hsic_gamma", "mmd_gamma", "permutation_moments"]
@@ -70,12 +71,6 @@ def _spread(Kc: np.ndarray) -> float:
     so it keeps its digits when the kernel values carry a large offset.)
     """
     return float(np.trace(Kc)) / (Kc.shape[0] - 1)
-
-
-def _centred(K: np.ndarray) -> np.ndarray:
-    from .._gram import CentredGram
-
-    return CentredGram.from_gram(K).Kc  # centring is idempotent: K may already be centred
 
 
 def permutation_moments(A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
@@ -106,7 +101,7 @@ def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float, moments: str = "p
     statistic over the permutations of these data; ``"asymptotic"``: Gretton et
     al.'s moments (checked against the exact ones, see :func:`_check`).
     """
-    Kc = _centred(K)
+    Kc = CentredGram.from_gram(K).Kc
     n_y = Kc.shape[0] - n_x
     e_k2 = _offdiag_mean(Kc * Kc)
     mean = (1.0 / n_x + 1.0 / n_y) * _spread(Kc)
@@ -122,7 +117,7 @@ def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float, moments: str = "p
 def hsic_gamma(K: np.ndarray, L: np.ndarray, observed_biased: float,
                moments: str = "permutation") -> tuple[float, dict[str, float]]:
     """p-value of HSIC_b under the gamma approximation (`moments` as in :func:`mmd_gamma`)."""
-    Kc, Lc = _centred(K), _centred(L)
+    Kc, Lc = CentredGram.from_gram(K).Kc, CentredGram.from_gram(L).Kc
     n = Kc.shape[0]
     mean = _spread(Kc) * _spread(Lc) / n
     var = (2.0 * (n - 4) * (n - 5) / (n * (n - 1) * (n - 2) * (n - 3))
