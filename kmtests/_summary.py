@@ -126,40 +126,51 @@ def format_value(v: Any, width: int | None = None) -> tuple[str, bool]:
     ('Polynomial (...)', True)
     """
     if isinstance(v, Annotated):
-        if not v.remark:
-            return format_value(v.value, width)
-        for remark in dict.fromkeys((v.remark, v.short or v.remark)):
-            room = None if width is None else max(width - len(remark) - 1, 1)
-            text, short = format_value(v.value, room)
-            if _fits(f"{text} {remark}", width) and not short:
-                return f"{text} {remark}", remark != v.remark and not v.lossless
-        text, short = format_value(v.value, room)   # the value alone, summarised to fit
-        out = f"{text} {remark}"
-        return (out, short or remark != v.remark and not v.lossless) if _fits(out, width) \
-            else _cut(out, width)
+        return _format_annotated(v, width)
     if isinstance(v, (list, tuple, np.ndarray)):
-        vals = list(np.ravel(np.asarray(v, dtype=object)))
-        if vals and all(isinstance(u, (bool, np.bool_)) for u in vals):
-            return _cut(f"{sum(bool(u) for u in vals)} of {len(vals)}", width)
-        try:
-            nums = [float(u) for u in vals]
-        except (TypeError, ValueError):
-            return _cut("[" + ", ".join(str(u) for u in vals) + "]", width)
-        full = "[" + ", ".join(format_number(u) for u in nums) + "]"
-        if _fits(full, width) or not nums:
-            return full, False
-        n = len(nums)
-        for digits in (4, 3, 2, 1):
-            lo, hi = format_number(min(nums), digits), format_number(max(nums), digits)
-            for text in (f"{n} values in [{lo}, {hi}]", f"{n} in [{lo}, {hi}]"):
-                if _fits(text, width):
-                    return text, True
-        return _cut(full, width)
+        return _format_list(v, width)
     if isinstance(v, (bool, np.bool_)):
         return _cut(str(bool(v)), width)
     if isinstance(v, (float, np.floating)):
         return _cut(format_number(float(v)), width)
     return _cut(str(v), width)
+
+
+def _format_annotated(v: Annotated, width: int | None) -> tuple[str, bool]:
+    """A value with its remark (the short remark, or the value summarised, if needed)."""
+    if not v.remark:
+        return format_value(v.value, width)
+    room = width
+    for remark in dict.fromkeys((v.remark, v.short or v.remark)):
+        room = None if width is None else max(width - len(remark) - 1, 1)
+        text, short = format_value(v.value, room)
+        if _fits(f"{text} {remark}", width) and not short:
+            return f"{text} {remark}", remark != v.remark and not v.lossless
+    text, short = format_value(v.value, room)   # the value alone, summarised to fit
+    out = f"{text} {remark}"
+    return (out, short or remark != v.remark and not v.lossless) if _fits(out, width) \
+        else _cut(out, width)
+
+
+def _format_list(v: Any, width: int | None) -> tuple[str, bool]:
+    """A list in full, or summarised as its size and range (booleans: how many are true)."""
+    vals = list(np.ravel(np.asarray(v, dtype=object)))
+    if vals and all(isinstance(u, (bool, np.bool_)) for u in vals):
+        return _cut(f"{sum(bool(u) for u in vals)} of {len(vals)}", width)
+    try:
+        nums = [float(u) for u in vals]
+    except (TypeError, ValueError):
+        return _cut("[" + ", ".join(str(u) for u in vals) + "]", width)
+    full = "[" + ", ".join(format_number(u) for u in nums) + "]"
+    if _fits(full, width) or not nums:
+        return full, False
+    n = len(nums)
+    for digits in (4, 3, 2, 1):
+        lo, hi = format_number(min(nums), digits), format_number(max(nums), digits)
+        for text in (f"{n} values in [{lo}, {hi}]", f"{n} in [{lo}, {hi}]"):
+            if _fits(text, width):
+                return text, True
+    return _cut(full, width)
 
 
 def _cut(text: str, width: int | None) -> tuple[str, bool]:

@@ -259,18 +259,36 @@ def risk_study(
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
                                or n_jobs == 0):
         raise ValueError(f"`n_jobs` must be None, -1 or a positive integer; got {n_jobs!r}.")
+    gen_fn = _generator(generator)
+    root = _root_seed(rng)
+    tasks = [(r, dd, nn) for dd in ds for nn in ns for r in range(repetitions)]
+    chunks = _execute(root, tasks, (ests, kerns, gen_fn), n_jobs, progress)
+    raw = _ordered(pd.DataFrame([rec for chunk in chunks for rec in chunk]),
+                   [e for e, _ in ests], [k for k, _ in kerns], ds, ns)
+    summary = _summarise(raw, [e for e, _ in ests], [k for k, _ in kerns], ds, ns)
+    attrs = {"seed_entropy": root.entropy, "seed_spawn_key": root.spawn_key,
+             "repetitions": repetitions,
+             "generator": getattr(generator, "__qualname__", repr(generator))}
+    summary.attrs.update(attrs)
+    raw.attrs.update(attrs)
+    return (summary, raw) if return_raw else summary
+
+
+def _generator(generator: Any) -> Callable[..., GaussianMixture]:
     if generator is None:
         from .datasets import synthetic_mixture
 
-        gen_fn: Callable[..., GaussianMixture] = synthetic_mixture
-    elif not callable(generator):
+        return synthetic_mixture
+    if not callable(generator):
         raise TypeError("`generator` must be callable as generator(d, rng=...).")
-    else:
-        gen_fn = generator
-    root = _root_seed(rng)
+    out: Callable[..., GaussianMixture] = generator
+    return out
 
-    tasks = [(r, dd, nn) for dd in ds for nn in ns for r in range(repetitions)]
-    args = (ests, kerns, gen_fn)
+
+def _execute(root: np.random.SeedSequence, tasks: list[tuple[int, int, int]],
+             args: tuple[Any, ...], n_jobs: int | None, progress: bool
+             ) -> list[list[dict[str, Any]]]:
+    """Every cell's records, in task order (serial or on joblib workers)."""
     bar = None
     if progress:
         try:
@@ -295,19 +313,15 @@ def risk_study(
                 bar.update()
     if bar is not None:
         bar.close()
+    return chunks
 
-    raw = pd.DataFrame([rec for chunk in chunks for rec in chunk])
-    est_order, kern_order = [e for e, _ in ests], [k for k, _ in kerns]
+
+def _ordered(raw: pd.DataFrame, est_order: list[str], kern_order: list[str], ds: list[int],
+             ns: list[int]) -> pd.DataFrame:
+    """The records in the order of the estimators, kernels, dimensions and sizes given."""
     raw["_e"] = raw["estimator"].map({e: i for i, e in enumerate(est_order)})
     raw["_k"] = raw["kernel"].map({k: i for i, k in enumerate(kern_order)})
     raw["_d"] = raw["d"].map({v: i for i, v in enumerate(ds)})
     raw["_n"] = raw["n"].map({v: i for i, v in enumerate(ns)})
-    raw = (raw.sort_values(["_e", "_k", "_d", "_n", "repetition"], kind="stable")
-           .drop(columns=["_e", "_k", "_d", "_n"]).reset_index(drop=True))
-    summary = _summarise(raw, est_order, kern_order, ds, ns)
-    attrs = {"seed_entropy": root.entropy, "seed_spawn_key": root.spawn_key,
-             "repetitions": repetitions,
-             "generator": getattr(generator, "__qualname__", repr(generator))}
-    summary.attrs.update(attrs)
-    raw.attrs.update(attrs)
-    return (summary, raw) if return_raw else summary
+    return (raw.sort_values(["_e", "_k", "_d", "_n", "repetition"], kind="stable")
+            .drop(columns=["_e", "_k", "_d", "_n"]).reset_index(drop=True))

@@ -8,7 +8,8 @@ import pytest
 
 import kmtests
 from kmtests.null import permutation as _resampling
-from kmtests.engines.hsic import PairedGrams, centre, hsic_statistics
+from kmtests._gram import CentredGram
+from kmtests.engines.hsic import PairedGrams, hsic_statistics
 from kmtests.engines.mmd import PooledGram, mmd_statistics
 from kmtests.statistics.tuning import expected_cose_gram, symmetric_cose_gram
 from kmtests.estimators import BKMSE, FKMSE, KME, MKME, MMKME, SKMSE, Landweber, make
@@ -88,8 +89,8 @@ def test_with_fixed_holds_tuned_parameters(rng):
 
 def test_expected_cose_gram_is_the_permutation_average(rng):
     x, y = rng.normal(size=(5, 1)), rng.normal(size=(5, 1))
-    Kc = centre(Gaussian(bandwidth=1.0).gram(x))
-    Lc = centre(Gaussian(bandwidth=1.0).gram(y))
+    Kc = CentredGram.from_gram(Gaussian(bandwidth=1.0).gram(x)).Kc
+    Lc = CentredGram.from_gram(Gaussian(bandwidth=1.0).gram(y)).Kc
     avg = np.mean([Kc * Lc[np.ix_(p, p)] for p in itertools.permutations(range(5))], axis=0)
     np.testing.assert_allclose(expected_cose_gram(Kc, Lc), avg, rtol=1e-12, atol=1e-15)
     assert math.factorial(5) == 120

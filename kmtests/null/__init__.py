@@ -75,24 +75,7 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
     given = {"n_resamples": n_resamples, "batch": batch, "rng": rng, "progress": progress,
              "n_jobs": n_jobs}
     if isinstance(method, NullMethod):
-        clash = [k for k, v in given.items() if v is not None and k != "n_jobs"]
-        if not method.test_options:
-            clash += ["n_jobs"] * (n_jobs is not None)
-            if clash:
-                raise ValueError(f"{type(method).__name__} has no permutations: "
-                                 f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
-            return method
-        if clash:
-            raise ValueError(f"give {', '.join(f'`{k}`' for k in clash)} either in `method` "
-                             f"({type(method).__name__}) or as an argument of the test, not "
-                             "both.")
-        if n_jobs is not None:
-            current = getattr(method, "n_jobs", None)
-            if current is not None and current != n_jobs:
-                raise ValueError("give `n_jobs` either in `method` or as an argument of the "
-                                 "test, not both.")
-            return replace(method, n_jobs=n_jobs)  # type: ignore[call-arg]
-        return method
+        return _with_options(method, given)
     name = default if method is None else method
     if not isinstance(name, str) or name.lower() not in METHODS:
         raise ValueError("`method` must be one of 'gamma', 'normal', 'permutation', 'wild', or "
@@ -110,3 +93,27 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
     if "n_resamples" in cls.test_options and "n_resamples" not in opts:
         opts["n_resamples"] = DEFAULT_N_RESAMPLES
     return cls(**opts)
+
+
+def _with_options(method: NullMethod, given: dict[str, Any]) -> NullMethod:
+    """A method object with the tests' keyword options: `n_jobs` may set its threads; the
+    others belong in the object (giving them twice is an error)."""
+    n_jobs = given["n_jobs"]
+    clash = [k for k, v in given.items() if v is not None and k != "n_jobs"]
+    if not method.test_options:
+        clash += ["n_jobs"] * (n_jobs is not None)
+        if clash:
+            raise ValueError(f"{type(method).__name__} has no permutations: "
+                             f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
+        return method
+    if clash:
+        raise ValueError(f"give {', '.join(f'`{k}`' for k in clash)} either in `method` "
+                         f"({type(method).__name__}) or as an argument of the test, not "
+                         "both.")
+    if n_jobs is not None:
+        current = getattr(method, "n_jobs", None)
+        if current is not None and current != n_jobs:
+            raise ValueError("give `n_jobs` either in `method` or as an argument of the "
+                             "test, not both.")
+        return replace(method, n_jobs=n_jobs)  # type: ignore[call-arg]
+    return method
