@@ -28,20 +28,11 @@ import numpy as np
 from ._guards import check_memory
 from .null import NullMethod, NullOutcome, RunContext
 from .null.permutation import check_finite_statistic
-from .results import (AggregatedIndependenceResult, AggregatedTwoSampleResult,
-                      IndependenceResult, KernelTestResult, TwoSampleResult)
+from .results import KernelTestResult, result_class
 from .statistics import Statistic
 from .statistics.tuning import reportable
 
 __all__ = ["prepare", "run", "run_each", "value"]
-
-_RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
-    ("two_sample", False): TwoSampleResult,
-    ("independence", False): IndependenceResult,
-    ("two_sample", True): AggregatedTwoSampleResult,
-    ("independence", True): AggregatedIndependenceResult,
-}
-
 
 def _resolve(problem: Any, statistic: Statistic, engine: Any, method: NullMethod | None,
              tuning: str) -> Any:
@@ -189,7 +180,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
         engine=engine.name, engine_info=prepared.engine_info)
     aggregated = out.members is not None
-    cls = _RESULTS[(problem.kind, aggregated)]
+    cls = result_class(problem.kind, aggregated)
     if aggregated:
         comb = prepared.combination
         common.update(members=out.members, combination=comb.name, alpha=comb.alpha,

@@ -16,4 +16,21 @@ from .aggregated import AggregatedIndependenceResult as AggregatedIndependenceRe
 from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult", "IndependenceResult",
-           "KernelTestResult", "TwoSampleResult"]
+           "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
+
+#: the result class of each problem kind, for a single statistic and for an aggregate
+RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
+    ("two_sample", False): TwoSampleResult,
+    ("independence", False): IndependenceResult,
+    ("two_sample", True): AggregatedTwoSampleResult,
+    ("independence", True): AggregatedIndependenceResult,
+}
+
+
+def result_class(kind: str, aggregated: bool = False) -> type[KernelTestResult]:
+    """The result class of a problem kind (:data:`RESULTS`)."""
+    try:
+        return RESULTS[(kind, aggregated)]
+    except KeyError:
+        raise ValueError(f"no result class for a {'n aggregated ' if aggregated else ''}"
+                         f"{kind} test (register one in kmtests.results.RESULTS).") from None
