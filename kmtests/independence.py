@@ -20,6 +20,7 @@ from .kernels import Precomputed, resolve_kernel
 from .null import NullMethod, resolve_method
 from .null.combine import MinP
 from .problems import IndependenceProblem, independence_problem
+from .problems.data import restricted
 from .results import IndependenceResult
 from .statistics import Statistic, resolve_statistic, statistic_name
 from .statistics.tuning import TUNINGS
@@ -98,6 +99,8 @@ def independence_test(
     lam: Any = None,
     engine: str | Engine = "exact",
     n_features: int | None = None,
+    strata: Any = None,
+    blocks: int | None = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -192,6 +195,15 @@ def independence_test(
         The number of features ``r`` per variable of ``engine="nystrom"``
         (landmarks, clipped to n) or ``"rff"``; default 200. An error with the
         other engines.
+    strata : array_like, optional
+        Permute `y` against `x` only within strata (one label per pair, e.g. a
+        discrete variable the dependence may go through): tests independence
+        within the strata; exact. The gamma and wild-bootstrap nulls do not
+        apply.
+    blocks : int, optional
+        Permute blocks of `blocks` consecutive pairs of `y` against `x` (time
+        series whose dependence is shorter than the blocks: an approximation).
+        See also the wild bootstrap (:class:`~kmtests.null.WildBootstrap`).
 
     Returns
     -------
@@ -252,7 +264,7 @@ def independence_test(
         bandwidth_y=bandwidth_y, estimator=estimator, statistic=statistic, method=method,
         tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs,
         progress=progress, data_name=data_name, filter=filter, lam=lam, engine=engine,
-        n_features=n_features))
+        n_features=n_features, strata=strata, blocks=blocks))
     assert isinstance(res, IndependenceResult)
     return res
 
@@ -262,13 +274,15 @@ def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussi
           statistic: Any = "biased", method: Any = None, tuning: Any = "permutation",
           n_resamples: Any = None, rng: SeedLike = None, batch: Any = None,
           n_jobs: Any = None, progress: Any = None, data_name: str | None = None,
-          filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None
+          filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None,
+          strata: Any = None, blocks: Any = None
           ) -> tuple[IndependenceProblem, Statistic, Engine, NullMethod, str]:
     """:func:`independence_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
     problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
                                      estimator, statistic, {"filter": filter, "lam": lam},
                                      data_name)
+    problem = restricted(problem, strata, blocks)
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
     eng = resolve_engine(engine, {"n_features": n_features}, scheme="pairing")

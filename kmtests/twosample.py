@@ -21,6 +21,7 @@ from .kernels import Precomputed, resolve_kernel
 from .null import NullMethod, resolve_method
 from .null.combine import MinP
 from .problems import TwoSampleProblem, two_sample_problem
+from .problems.data import restricted
 from .results import TwoSampleResult
 from .statistics import Statistic, resolve_statistic, statistic_name
 from .statistics.tuning import TUNINGS
@@ -67,7 +68,8 @@ def _held_out(problem: TwoSampleProblem, split_size: Any, rng: Any
 
 def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
                    statistic: Any, options: dict[str, Any], data_name: str | None,
-                   rng: Any = None) -> tuple[TwoSampleProblem, Statistic]:
+                   rng: Any = None, strata: Any = None, blocks: Any = None
+                   ) -> tuple[TwoSampleProblem, Statistic]:
     """Validate the data and build the statistic (nothing is computed)."""
     kern = resolve_kernel(kernel, bandwidth)
     est = resolve_estimator(estimator)
@@ -80,7 +82,8 @@ def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
     covariance = options.get("covariance")
     if covariance is not None:
         covariance = check_choice(covariance, "covariance", ("pooled", "split"))
-    problem = two_sample_problem(x, y, precomputed=precomputed, data_name=data_name)
+    problem = restricted(two_sample_problem(x, y, precomputed=precomputed,
+                                            data_name=data_name), strata, blocks)
     opts = {**options, "combination": MinP()}  # a lambda grid: min-p with exact level
     if name == "regularized" and not precomputed:
         kern_fit_on = problem.z
@@ -149,6 +152,8 @@ def two_sample_test(
     engine: str | Engine | None = None,
     n_features: int | None = None,
     block_size: int | None = None,
+    strata: Any = None,
+    blocks: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -288,6 +293,18 @@ def two_sample_test(
         The block size ``b`` of ``engine="block"`` (default
         ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``;
         an error with another statistic).
+    strata : array_like or pair of array_like, optional
+        Permute only within strata: one label per observation (a pair of label
+        arrays for x and y, or one label per pooled point, x first). Every
+        arrangement keeps each stratum's number of x points: the exact
+        permutation test of a paired design (one stratum per pair) or of
+        clustered data. Exact; the gamma and wild-bootstrap nulls do not apply.
+    blocks : int, optional
+        Permute blocks of `blocks` consecutive observations instead of single
+        ones (time series whose dependence is shorter than the blocks: an
+        approximation; both sample sizes must be multiples of it). For a
+        dependent series, see also the wild bootstrap
+        (:class:`~kmtests.null.WildBootstrap`).
 
     Returns
     -------
@@ -360,7 +377,7 @@ def two_sample_test(
         method=method, tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch,
         n_jobs=n_jobs, progress=progress, data_name=data_name, filter=filter, lam=lam,
         covariance=covariance, split_size=split_size, engine=engine, n_features=n_features,
-        block_size=block_size))
+        block_size=block_size, strata=strata, blocks=blocks))
     assert isinstance(res, TwoSampleResult)
     return res
 
@@ -371,15 +388,15 @@ def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median"
           batch: Any = None, n_jobs: Any = None, progress: Any = None,
           data_name: str | None = None, filter: Any = None, lam: Any = None,
           covariance: Any = None, split_size: Any = None, engine: Any = None,
-          n_features: Any = None, block_size: Any = None
-          ) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
+          n_features: Any = None, block_size: Any = None, strata: Any = None,
+          blocks: Any = None) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
     """:func:`two_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
     statistic, engine = _engine_aliases(statistic, engine)
     options = {"filter": filter, "lam": lam, "covariance": covariance,
                "split_size": split_size, "block_size": block_size}
     problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, options,
-                                   data_name, rng)
+                                   data_name, rng, strata, blocks)
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
     eng = resolve_engine(stat.default_engine if engine is None else engine,

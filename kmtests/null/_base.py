@@ -95,10 +95,17 @@ class NullMethod(abc.ABC):
         return None
 
     # -- applicability ------------------------------------------------------------------------
+    #: it draws the arrangements of the problem's scheme (restricted ones included)
+    uses_scheme: ClassVar[bool] = False
+
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         """Raise ``ValueError`` if the method does not apply to `statistic` on `engine`."""
         if self.needs not in statistic.offers(engine):
             raise ValueError(self.refusal(statistic, engine))
+        if not problem.scheme.full and not self.uses_scheme:
+            raise ValueError(f"method={self.name!r} approximates the null of unrestricted "
+                             "arrangements; `strata` and `blocks` restrict the permutations: "
+                             "use method='permutation'.")
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         """Why the method does not apply (the statistic does not offer what it needs)."""

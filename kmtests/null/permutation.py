@@ -295,6 +295,7 @@ class PermutationMethod(ResamplingMethod):
 
     name: ClassVar[str] = "permutation"
     needs: ClassVar[str] = "values"
+    uses_scheme: ClassVar[bool] = True
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         return (f"{statistic.refusal_subject()} has an asymptotic null "

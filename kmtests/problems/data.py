@@ -22,9 +22,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import as_sample, check_same_dim
-from .schemes import Pairing, Scheme, Split
+from .schemes import Blocks, Pairing, Scheme, Split, Within
 
 __all__ = ["IndependenceProblem", "TwoSampleProblem", "Variable", "content_key", "data_label",
+           "restricted",
            "independence_problem", "two_sample_problem"]
 
 
@@ -107,6 +108,7 @@ class TwoSampleProblem:
     n_x: int
     n_y: int
     data_name: str = "x and y"
+    _scheme: Scheme | None = field(default=None, repr=False)
     kind: ClassVar[str] = "two_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
 
@@ -115,8 +117,8 @@ class TwoSampleProblem:
         return self.n_x + self.n_y
 
     @property
-    def scheme(self) -> Split:
-        return Split(self.n_x, self.n_y)
+    def scheme(self) -> Scheme:
+        return self._scheme if self._scheme is not None else Split(self.n_x, self.n_y)
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -133,6 +135,10 @@ class TwoSampleProblem:
 
     def with_data(self, z: np.ndarray, n_x: int, n_y: int) -> "TwoSampleProblem":
         """The same problem on other data (e.g. after points were held out)."""
+        if self._scheme is not None:
+            raise ValueError("points cannot be held out of a stratified or blocked "
+                             "permutation design (covariance='split' with `strata` or "
+                             "`blocks`); use covariance='pooled'.")
         return TwoSampleProblem(z, None, n_x, n_y, self.data_name)
 
 
@@ -244,6 +250,68 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
     if vx.n < min_size:
         raise ValueError(f"this statistic needs at least {min_size} observations; got {vx.n}.")
     return IndependenceProblem(vx, vy, name)
+
+
+def _labels(strata: Any, n: int, name: str) -> np.ndarray:
+    arr = np.asarray(strata)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"`strata` must give one label per {name} ({n}); got shape "
+                         f"{arr.shape}.")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError("`strata` must not contain NaN or infinite labels.")
+    return arr
+
+
+def _block_length(blocks: Any) -> int:
+    from .._validation import check_positive_int
+
+    b = check_positive_int(blocks, "blocks")
+    if b < 2:
+        raise ValueError(f"`blocks` must be a block length of at least 2; got {b}.")
+    return b
+
+
+def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
+    """The problem with its permutations restricted to strata or blocks (or as it is).
+
+    `strata` (one label per observation: for two samples, a sequence of the two
+    samples' labels or one label per pooled point) keeps every arrangement inside
+    the strata: a paired design (one stratum per pair), clustered data.
+    `blocks` (a block length) permutes blocks of consecutive observations: time
+    series (for two samples both sizes must be multiples of it).
+    """
+    if strata is None and blocks is None:
+        return problem
+    if strata is not None and blocks is not None:
+        raise ValueError("give `strata` or `blocks`, not both.")
+    if isinstance(problem, TwoSampleProblem):
+        if strata is not None:
+            if isinstance(strata, (tuple, list)) and len(strata) == 2 and all(
+                    np.ndim(s) == 1 for s in strata):
+                sx = _labels(strata[0], problem.n_x, "point of x")
+                sy = _labels(strata[1], problem.n_y, "point of y")
+                labels = np.concatenate([sx, sy])
+            else:
+                labels = _labels(strata, problem.n, "pooled point (x first)")
+            scheme: Scheme = Within(labels, n_x=problem.n_x)
+        else:
+            b = _block_length(blocks)
+            if problem.n_x % b or problem.n_y % b:
+                raise ValueError(f"`blocks` must divide both sample sizes ({problem.n_x} and "
+                                 f"{problem.n_y}) so that the blocks redistributed between "
+                                 f"the samples keep their sizes; got {b}.")
+            scheme = Blocks(problem.n, b, n_x=problem.n_x)
+        return TwoSampleProblem(problem.z, problem.K, problem.n_x, problem.n_y,
+                                problem.data_name, scheme)
+    if strata is not None:
+        scheme = Within(_labels(strata, problem.n, "pair"))
+    else:
+        b = _block_length(blocks)
+        if b >= problem.n:
+            raise ValueError(f"`blocks` must be shorter than the series ({problem.n}); got "
+                             f"{b}.")
+        scheme = Blocks(problem.n, b)
+    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme)
 
 
 def content_key(a: np.ndarray) -> bytes:

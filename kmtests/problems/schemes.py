@@ -38,7 +38,8 @@ from typing import ClassVar, Iterator
 
 import numpy as np
 
-__all__ = ["Pairing", "Scheme", "Split", "comb_at_most"]
+__all__ = ["Blocks", "Independent", "KWay", "Pairing", "Scheme", "Split", "Within",
+           "comb_at_most", "multinomial_at_most"]
 
 
 def comb_at_most(n: int, k: int, cap: int) -> int | None:
@@ -60,11 +61,42 @@ def comb_at_most(n: int, k: int, cap: int) -> int | None:
     return c
 
 
+def multinomial_at_most(sizes: tuple[int, ...], cap: int) -> int | None:
+    """``N! / prod(n_g!)`` (``N = sum(sizes)``) if it is at most `cap`, else None, without
+    computing a huge number: the product of binomials ``C(n_1 + ... + n_g, n_g)``.
+
+    Examples
+    --------
+    >>> multinomial_at_most((2, 2, 2), 1000), multinomial_at_most((50, 50, 50), 10**9)
+    (90, None)
+    """
+    total, out = 0, 1
+    for g in sizes:
+        total += g
+        c = comb_at_most(total, g, cap)
+        if c is None or out * c > cap:
+            return None
+        out *= c
+    return out
+
+
+def _product_count(counts: list[int | None], cap: int) -> int | None:
+    out = 1
+    for c in counts:
+        if c is None or out * c > cap:
+            return None
+        out *= c
+    return out
+
+
 @dataclass(frozen=True)
 class Scheme(abc.ABC):
     """A group of rearrangements of ``n`` rows (see the module docs)."""
 
     kind: ClassVar[str] = "scheme"
+    #: the whole permutation group of its kind (not restricted to strata or blocks):
+    #: the null approximations fitted to uniform permutations (gamma) apply only then
+    full: ClassVar[bool] = True
 
     @property
     @abc.abstractmethod
@@ -136,3 +168,223 @@ class Pairing(Scheme):
     def enumerate(self) -> Iterator[np.ndarray]:
         for p in itertools.permutations(range(self.size)):
             yield np.array(p, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class KWay(Scheme):
+    """``k`` samples of the given sizes pooled: the arrangements are the ways of dividing
+    the pooled points into groups of those sizes (the first ``sizes[0]`` entries of a row
+    form group 0, the next ``sizes[1]`` group 1, ...). ``KWay((n_x, n_y))`` is
+    :class:`Split`'s group.
+
+    Examples
+    --------
+    >>> s = KWay((1, 1, 2))
+    >>> s.count(100), [p.tolist() for p in s.enumerate()][:3]
+    (12, [[0, 1, 2, 3], [0, 2, 1, 3], [0, 3, 1, 2]])
+    """
+
+    sizes: tuple[int, ...]
+    kind: ClassVar[str] = "kway"
+
+    @property
+    def n(self) -> int:
+        return int(sum(self.sizes))
+
+    def count(self, cap: int) -> int | None:
+        return multinomial_at_most(tuple(self.sizes), cap)
+
+    def enumerate(self) -> Iterator[np.ndarray]:
+        def rec(rest: tuple[int, ...], sizes: tuple[int, ...]) -> Iterator[list[int]]:
+            if len(sizes) == 1:
+                yield list(rest)
+                return
+            for c in itertools.combinations(rest, sizes[0]):
+                chosen = set(c)
+                for tail in rec(tuple(i for i in rest if i not in chosen), sizes[1:]):
+                    yield list(c) + tail
+
+        for row in rec(tuple(range(self.n)), tuple(self.sizes)):
+            yield np.array(row, dtype=np.int64)
+
+
+def _labels_groups(labels: np.ndarray) -> list[np.ndarray]:
+    """The positions of each stratum (in order of first appearance)."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    return [np.flatnonzero(inverse == g) for g in order]
+
+
+@dataclass(frozen=True, eq=False)
+class Within(Scheme):
+    """Permutations within strata: row ``p`` maps every stratum to itself.
+
+    For paired variables (``n_x=None``) the arrangements are the permutations of
+    ``y`` against ``x`` within each stratum (``prod(n_s!)`` of them). For two samples
+    (``n_x`` the size of the first; the first ``n_x`` entries of a row form it) they are
+    the splits that keep each stratum's number of first-sample points
+    (``prod C(n_s, x_s)``): the permutation test of a paired design (a stratum per
+    pair) or of clustered data.
+
+    Examples
+    --------
+    >>> s = Within(np.array([0, 1, 0, 1]), n_x=2)   # pooled x_0, x_1, y_0, y_1; pairs 0, 1
+    >>> s.count(100), [p.tolist() for p in s.enumerate()]   # swap within each pair
+    (4, [[0, 1, 2, 3], [0, 3, 2, 1], [2, 1, 0, 3], [2, 3, 0, 1]])
+    """
+
+    labels: np.ndarray
+    n_x: int | None = None
+    kind: ClassVar[str] = "within"
+    full: ClassVar[bool] = False
+
+    @property
+    def n(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def groups(self) -> list[np.ndarray]:
+        return _labels_groups(self.labels)
+
+    def count(self, cap: int) -> int | None:
+        counts: list[int | None] = []
+        for g in self.groups:
+            if self.n_x is None:
+                counts.append(math.factorial(g.size) if g.size <= 20 else None)
+            else:
+                counts.append(comb_at_most(g.size, int(np.sum(g < self.n_x)), cap))
+        return _product_count(counts, cap)
+
+    def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        # one uniform permutation of all rows per arrangement (row b is the b-th draw of
+        # the stream, whatever the batch); the order in which it visits a stratum's rows
+        # is a uniform permutation of that stratum, independently across strata
+        full = super().random(rng, size)
+        out = np.empty_like(full)
+        for g in self.groups:
+            out[:, g] = full[np.isin(full, g)].reshape(size, g.size)
+        return out
+
+    def enumerate(self) -> Iterator[np.ndarray]:
+        groups = self.groups
+        if self.n_x is None:
+            choices = [list(itertools.permutations(g.tolist())) for g in groups]
+            for combo in itertools.product(*choices):
+                row = np.arange(self.n, dtype=np.int64)
+                for g, perm in zip(groups, combo):
+                    row[g] = perm
+                yield row
+            return
+        n_x = self.n_x
+        per = []
+        for g in groups:
+            gx = [int(i) for i in g if i < n_x]
+            per.append([(list(c), [int(i) for i in g if i not in c])
+                        for c in itertools.combinations(g.tolist(), len(gx))])
+        for combo in itertools.product(*per):
+            row = np.arange(self.n, dtype=np.int64)
+            for g, (xs, ys) in zip(groups, combo):
+                slots_x = [int(i) for i in g if i < n_x]
+                slots_y = [int(i) for i in g if i >= n_x]
+                row[slots_x] = xs
+                row[slots_y] = ys
+            yield row
+
+
+@dataclass(frozen=True)
+class Blocks(Scheme):
+    """Permutations of blocks of `length` consecutive rows (time series).
+
+    The rows are cut into consecutive blocks (the last one shorter if `length` does
+    not divide them); an arrangement reorders the blocks and keeps the order within
+    each, so the dependence between neighbouring observations survives. For paired
+    variables (``n_x=None``) the blocks of ``y`` are permuted against ``x``; for two
+    samples (``n_x`` a multiple of `length`) the blocks are redistributed between the
+    samples. Valid for weakly dependent data whose dependence is shorter than the
+    blocks (an approximation; exact for independent blocks).
+
+    Examples
+    --------
+    >>> Blocks(6, 2).count(100), next(Blocks(6, 2).enumerate()).tolist()
+    (6, [0, 1, 2, 3, 4, 5])
+    """
+
+    size: int
+    length: int
+    n_x: int | None = None
+    kind: ClassVar[str] = "blocks"
+    full: ClassVar[bool] = False
+
+    @property
+    def n(self) -> int:
+        return self.size
+
+    @property
+    def blocks(self) -> list[np.ndarray]:
+        return [np.arange(s, min(s + self.length, self.size), dtype=np.int64)
+                for s in range(0, self.size, self.length)]
+
+    def count(self, cap: int) -> int | None:
+        b = len(self.blocks)
+        if self.n_x is None:
+            c = math.factorial(b) if b <= 20 else None
+            return c if c is not None and c <= cap else None
+        return comb_at_most(b, self.n_x // self.length, cap)
+
+    def _row(self, order: np.ndarray | tuple[int, ...]) -> np.ndarray:
+        blocks = self.blocks
+        return np.concatenate([blocks[i] for i in order])
+
+    def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        b = len(self.blocks)
+        orders = rng.permuted(np.tile(np.arange(b, dtype=np.int64), (size, 1)), axis=1)
+        return np.ascontiguousarray(np.stack([self._row(o) for o in orders]))
+
+    def enumerate(self) -> Iterator[np.ndarray]:
+        b = len(self.blocks)
+        if self.n_x is None:
+            for order in itertools.permutations(range(b)):
+                yield self._row(order)
+            return
+        k = self.n_x // self.length
+        for c in itertools.combinations(range(b), k):
+            rest = tuple(i for i in range(b) if i not in c)
+            yield self._row(c + rest)
+
+
+@dataclass(frozen=True)
+class Independent(Scheme):
+    """``d`` variables of ``size`` observations: independent permutations of every
+    variable but the first (joint independence). A row holds the ``d - 1``
+    permutations one after another (length ``(d - 1) size``).
+
+    Examples
+    --------
+    >>> s = Independent(3, 3)
+    >>> s.count(100), s.n, next(s.enumerate()).tolist()
+    (36, 6, [0, 1, 2, 0, 1, 2])
+    """
+
+    size: int
+    d: int
+    kind: ClassVar[str] = "independent"
+
+    @property
+    def n(self) -> int:
+        return self.size * (self.d - 1)
+
+    def count(self, cap: int) -> int | None:
+        one = Pairing(self.size).count(cap)
+        return _product_count([one] * (self.d - 1), cap)
+
+    def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        m = self.d - 1
+        rows = rng.permuted(np.tile(np.arange(self.size, dtype=np.int64), (size * m, 1)),
+                            axis=1)
+        return np.ascontiguousarray(rows.reshape(size, m * self.size))
+
+    def enumerate(self) -> Iterator[np.ndarray]:
+        perms = [np.array(p, dtype=np.int64)
+                 for p in itertools.permutations(range(self.size))]
+        for combo in itertools.product(perms, repeat=self.d - 1):
+            yield np.concatenate(combo)

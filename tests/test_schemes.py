@@ -1,0 +1,105 @@
+"""The scheme contract: every permutation scheme gives the permutation loop what it needs.
+
+``count`` equals the number of ``enumerate`` rows (None above the cap); the rows are
+distinct members of the group with the identity first; ``random`` draws members of the
+group, the same ones whatever the batch sizes, and uniformly (checked on a small group).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from kmtests.problems.schemes import Blocks, Independent, KWay, Pairing, Split, Within
+
+SCHEMES = {
+    "split": Split(3, 2),
+    "pairing": Pairing(4),
+    "kway": KWay((2, 1, 2)),
+    "within pairing": Within(np.array([0, 0, 1, 1, 1, 2])),
+    "within split": Within(np.array([0, 1, 2, 0, 1, 2]), n_x=3),
+    "blocks pairing": Blocks(7, 2),
+    "blocks split": Blocks(8, 2, n_x=4),
+    "independent": Independent(3, 3),
+}
+EXPECTED_COUNTS = {
+    "split": math.comb(5, 3), "pairing": 24, "kway": 30,
+    "within pairing": 2 * 6 * 1, "within split": 2 * 2 * 2,
+    "blocks pairing": 24, "blocks split": math.comb(4, 2), "independent": 36,
+}
+
+
+def _in_group(name: str, s, row: np.ndarray) -> bool:
+    if name == "independent":
+        parts = row.reshape(s.d - 1, s.size)
+        return all(sorted(p.tolist()) == list(range(s.size)) for p in parts)
+    if sorted(row.tolist()) != list(range(s.n)):
+        return False
+    if name.startswith("within"):
+        return all(s.labels[row[i]] == s.labels[i] for i in range(s.n))
+    if name.startswith("blocks"):
+        # consecutive runs: each block appears whole and in order
+        starts = [b[0] for b in s.blocks]
+        pos = 0
+        while pos < s.n:
+            if row[pos] not in starts:
+                return False
+            block = s.blocks[starts.index(row[pos])]
+            if row[pos:pos + block.size].tolist() != block.tolist():
+                return False
+            pos += block.size
+    return True
+
+
+def _key(name: str, s, row: np.ndarray) -> tuple:
+    """What distinguishes two arrangements for the statistic (a split's first sample is a
+    set; a k-way grouping is a sequence of sets)."""
+    if name == "split":
+        return (frozenset(row[:3].tolist()),)
+    if name == "kway":
+        return (frozenset(row[:2].tolist()), frozenset(row[2:3].tolist()))
+    if name == "within split":
+        return (frozenset(row[:3].tolist()),)
+    if name == "blocks split":
+        return (frozenset(row[:4].tolist()),)
+    return tuple(row.tolist())
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_count_enumerate_identity_and_distinct(name):
+    s = SCHEMES[name]
+    rows = list(s.enumerate())
+    assert s.count(10**6) == len(rows) == EXPECTED_COUNTS[name]
+    assert s.count(len(rows) - 1) is None
+    np.testing.assert_array_equal(rows[0], s.identity()[0] if name != "independent"
+                                  else np.tile(np.arange(s.size), s.d - 1))
+    assert all(_in_group(name, s, r) for r in rows)
+    assert len({_key(name, s, r) for r in rows}) == len(rows)
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_random_rows_are_in_the_group_and_batch_invariant(name):
+    s = SCHEMES[name]
+    a = s.random(np.random.default_rng(3), 10)
+    g = np.random.default_rng(3)
+    b = np.vstack([s.random(g, 3), s.random(g, 7)])
+    np.testing.assert_array_equal(a, b)
+    assert a.dtype == np.int64 and a.shape == (10, s.n)
+    assert all(_in_group(name, s, r) for r in a)
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_random_rows_are_uniform_over_the_arrangements(name):
+    """Chi-square goodness of fit of 200 draws per arrangement (alpha = 1e-4)."""
+    from scipy import stats
+
+    s = SCHEMES[name]
+    keys = [_key(name, s, r) for r in s.enumerate()]
+    draws = 200 * len(keys)
+    counts = Counter(_key(name, s, r) for r in s.random(np.random.default_rng(7), draws))
+    assert set(counts) <= set(keys)
+    observed = np.array([counts.get(k, 0) for k in keys])
+    assert stats.chisquare(observed).pvalue > 1e-4
