@@ -6,6 +6,9 @@ two_sample_test, mmd
     Kernel two-sample test (MMD) and its statistic.
 independence_test, hsic
     Kernel independence test (HSIC) and its statistic.
+k_sample_test, KSampleResult
+    Kernel k-sample test (are k samples from one distribution?), with post-hoc
+    pairwise tests.
 TwoSampleResult, IndependenceResult
     The result objects.
 PermutationMethod, GammaMethod, NormalMethod, null
@@ -41,10 +44,12 @@ from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
 from .compare import compare_estimators as compare_estimators
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
+from .ksample import k_sample_test as k_sample_test
 from .null import GammaMethod as GammaMethod
 from .null import NormalMethod as NormalMethod
 from .null import PermutationMethod as PermutationMethod
 from .results import IndependenceResult as IndependenceResult
+from .results import KSampleResult as KSampleResult
 from .results import TwoSampleResult as TwoSampleResult
 from .twosample import mmd as mmd
 from .twosample import two_sample_test as two_sample_test
@@ -78,6 +83,7 @@ __all__ = [
     "GammaMethod",
     "IndefiniteKernelWarning",
     "IndependenceResult",
+    "KSampleResult",
     "KmtestsWarning",
     "NormalMethod",
     "PermutationMethod",
@@ -90,6 +96,7 @@ __all__ = [
     "groundtruth",
     "hsic",
     "independence_test",
+    "k_sample_test",
     "kernels",
     "learn",
     "mmd",

@@ -224,7 +224,7 @@ class GammaMethod(NullMethod):
         super().check(statistic, problem, engine)
         form = statistic.form()
         if form.unbiased or not form.kme:
-            base = "MMD^2_b" if form.kind == "mmd" else "HSIC_b"
+            base = {"mmd": "MMD^2_b", "hsic": "HSIC_b"}.get(form.kind, "statistic (V-form)")
             raise ValueError(f"method='gamma' approximates the null of the biased KME "
                              f"statistic {base}; use statistic='biased' with estimator='kme', "
                              "or method='permutation'.")
@@ -246,8 +246,13 @@ class GammaMethod(NullMethod):
         t = float(np.asarray(observed.stat).reshape(-1)[0])
         if kf.kind == "mmd":
             p, details = mmd_gamma(kf.Kc, kf.n_x, t, self.moments)
-        else:
-            p, details = hsic_gamma(kf.Kc, kf.Lc, t, self.moments)
+        else:  # an HSIC_b form, `scale` times it (k samples: the label kernel)
+            p, details = hsic_gamma(kf.Kc, kf.Lc, t / kf.scale, self.moments)
+            if kf.scale != 1.0:
+                details = {k: (v * kf.scale if k in ("gamma_scale", "null_mean",
+                                                      "asymptotic_mean", "permutation_mean")
+                               else v * kf.scale ** 2 if k.endswith("_var") else v)
+                           for k, v in details.items()}
         return NullOutcome(p, details=details)
 
     def describe(self, res: ResultLike) -> str:

@@ -117,7 +117,8 @@ class WildBootstrap(ResamplingMethod):
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
         form = statistic.form()
-        if not form.kme or (form.kind == "hsic" and form.unbiased):
+        if form.kind not in ("mmd", "hsic") or not form.kme or (
+                form.kind == "hsic" and form.unbiased):
             raise ValueError("method='wild' bootstraps MMD^2_u, MMD^2_b and HSIC_b with the "
                              f"KME; the test computes {form.name}: use estimator='kme' (and "
                              "statistic='biased' for HSIC), or method='permutation'.")

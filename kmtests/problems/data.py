@@ -22,9 +22,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import as_sample, check_same_dim
-from .schemes import Blocks, Pairing, Scheme, Split, Within
+from .schemes import Blocks, KWay, Pairing, Scheme, Split, Within
 
-__all__ = ["IndependenceProblem", "TwoSampleProblem", "Variable", "content_key", "data_label",
+__all__ = ["IndependenceProblem", "KSampleProblem", "TwoSampleProblem", "Variable",
+           "content_key", "data_label", "k_sample_problem",
            "restricted",
            "independence_problem", "two_sample_problem"]
 
@@ -250,6 +251,70 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
     if vx.n < min_size:
         raise ValueError(f"this statistic needs at least {min_size} observations; got {vx.n}.")
     return IndependenceProblem(vx, vy, name)
+
+
+@dataclass(frozen=True, eq=False)
+class KSampleProblem:
+    """``k`` samples pooled (the first sample's rows first), arranged by
+    :class:`~kmtests.problems.schemes.KWay`."""
+
+    z: np.ndarray
+    sizes_: tuple[int, ...]
+    data_name: str = "the samples"
+    kind: ClassVar[str] = "k_sample"
+    roles: ClassVar[tuple[str, ...]] = ("kernel",)
+    precomputed: ClassVar[bool] = False
+
+    @property
+    def n(self) -> int:
+        return int(sum(self.sizes_))
+
+    @property
+    def k(self) -> int:
+        return len(self.sizes_)
+
+    @property
+    def scheme(self) -> Scheme:
+        return KWay(self.sizes_)
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return {f"n_{g + 1}": int(s) for g, s in enumerate(self.sizes_)}
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Where each group starts in a row of the scheme (and its end)."""
+        return np.concatenate([[0], np.cumsum(self.sizes_)]).astype(np.int64)
+
+    @property
+    def dims(self) -> dict[str, int]:
+        return {"kernel": int(self.z.shape[1])}
+
+    def sample(self, g: int) -> np.ndarray:
+        """The data of group `g`."""
+        o = self.offsets
+        return self.z[o[g]:o[g + 1]]
+
+
+def k_sample_problem(samples: tuple[Any, ...], *, data_name: str | None = None
+                     ) -> KSampleProblem:
+    """Validate ``k >= 2`` samples (same number of columns; DataFrames matched by column
+    name) into a problem."""
+    if len(samples) == 1 and isinstance(samples[0], (list, tuple)) and len(samples[0]) >= 2 \
+            and all(np.ndim(s) >= 1 and not np.isscalar(s) for s in samples[0]):
+        raise TypeError("pass the samples as separate arguments: k_sample_test(*samples).")
+    if len(samples) < 2:
+        raise ValueError(f"a k-sample test needs at least 2 samples; got {len(samples)}.")
+    names = [data_label(s, f"x{g + 1}") for g, s in enumerate(samples)]
+    first = samples[0]
+    arrays = []
+    for g, s in enumerate(samples):
+        s = align_columns(first, s) if g else s
+        arrays.append(as_sample(s, f"x{g + 1}"))
+    for g, a in enumerate(arrays[1:], start=2):
+        check_same_dim(arrays[0], a, ("x1", f"x{g}"))
+    name = data_name or (", ".join(names[:-1]) + " and " + names[-1])
+    return KSampleProblem(np.vstack(arrays), tuple(int(a.shape[0]) for a in arrays), name)
 
 
 def _labels(strata: Any, n: int, name: str) -> np.ndarray:

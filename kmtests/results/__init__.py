@@ -14,9 +14,10 @@ from ._base import KernelTestResult as KernelTestResult
 from ._base import TwoSampleResult as TwoSampleResult
 from .aggregated import AggregatedIndependenceResult as AggregatedIndependenceResult
 from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
+from .ksample import KSampleResult as KSampleResult
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult", "IndependenceResult",
-           "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
+           "KSampleResult", "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
 
 #: the result class of each problem kind, for a single statistic and for an aggregate
 RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
@@ -24,6 +25,7 @@ RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
     ("independence", False): IndependenceResult,
     ("two_sample", True): AggregatedTwoSampleResult,
     ("independence", True): AggregatedIndependenceResult,
+    ("k_sample", False): KSampleResult,
 }
 
 

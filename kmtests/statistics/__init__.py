@@ -26,12 +26,14 @@ from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
 from .hsic import KernelHSIC as KernelHSIC
+from .ksample import KSampleMMD as KSampleMMD
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "FormInfo", "KernelForm", "KernelHSIC", "KernelMMD", "LinearTimeMMD",
+__all__ = ["Aggregate", "FormInfo", "KSampleMMD", "KernelForm", "KernelHSIC", "KernelMMD",
+           "LinearTimeMMD",
            "NOCCO", "Prepared", "STATISTICS", "SpectralMMD", "Statistic", "default_statistic",
            "resolve_statistic", "statistic_name"]
 
@@ -97,6 +99,14 @@ def _hsic(unbiased: bool) -> Builder:
     return build
 
 
+def _kmmd(unbiased: bool) -> Builder:
+    def build(kernels: Mapping[str, Any], est: KernelMeanEstimator,
+              opts: Mapping[str, Any]) -> Statistic:
+        return KSampleMMD(kernels["kernel"], est, unbiased)
+
+    return build
+
+
 #: the statistics by problem and name, with the face keywords that configure each
 STATISTICS: dict[str, dict[str, tuple[Builder, tuple[str, ...]]]] = {
     "two_sample": {
@@ -111,6 +121,10 @@ STATISTICS: dict[str, dict[str, tuple[Builder, tuple[str, ...]]]] = {
         "unbiased": (_hsic(True), ()),
         "regularized": (_regularized, ("filter", "lam")),
     },
+    "k_sample": {
+        "unbiased": (_kmmd(True), ()),
+        "biased": (_kmmd(False), ()),
+    },
 }
 
 
@@ -121,7 +135,7 @@ _DECIDED = ("held_out", "combination")
 def default_statistic(kind: str, est: KernelMeanEstimator) -> str:
     """The statistic a test computes when none is named: the U-form for uniform weights
     (two-sample), the V-form otherwise; HSIC_b for independence."""
-    if kind == "two_sample":
+    if kind in ("two_sample", "k_sample"):
         return "unbiased" if isinstance(est.rule(), Uniform) else "biased"
     return "biased"
 

@@ -52,6 +52,8 @@ class KernelForm:
     Two-sample (``kind="mmd"``): ``Kc`` the pooled centred Gram matrix, the first
     ``n_x`` rows the first sample, ``diag`` the uncentred ``K_ii``. Independence
     (``kind="hsic"``): ``Kc``, ``Lc`` the two variables' centred Gram matrices.
+    k samples (``kind="kway"``): ``Kc`` and the centred label kernel ``Lc``; the
+    statistic is ``scale`` times ``sum(Kc o Lc) / N^2`` (an HSIC_b form).
     """
 
     kind: str
@@ -60,6 +62,7 @@ class KernelForm:
     Lc: np.ndarray | None = None
     n_x: int = 0
     diag: np.ndarray | None = None
+    scale: float = 1.0
 
 
 @dataclass(eq=False)
