@@ -41,7 +41,8 @@ __all__ = ["CheckpointError", "PowerCurveResult", "power_curve"]
 _RAW_COLUMNS = ["scenario", "test", "n", "effect", "repetition", "estimator", "pvalue"]
 # test options that change how fast a p-value is computed, not its value
 _SPEED_ONLY = ("batch", "n_jobs", "data_name", "progress")
-_TEST_NAMES = {"two_sample": "two-sample (MMD)", "independence": "independence (HSIC)"}
+_TEST_NAMES = {"two_sample": "two-sample (MMD)", "independence": "independence (HSIC)",
+               "k_sample": "k-sample (MMD)"}
 
 
 def _task_seed(root: np.random.SeedSequence, n: int, effect: float,
@@ -54,7 +55,7 @@ def _task_seed(root: np.random.SeedSequence, n: int, effect: float,
 @dataclass(frozen=True)
 class _Test:
     """One compared test of ``power_curve(tests=...)``: keyword arguments of the scenario's
-    test (or of the aggregated test), or a callable ``f(x, y, *, n_resamples, rng)``."""
+    test (or of the aggregated test), or a callable ``f(*data, n_resamples, rng)``."""
 
     kwargs: dict[str, Any]
     aggregated: bool = False
@@ -64,11 +65,11 @@ class _Test:
     def null(self) -> str:
         return "permutation" if self.function is not None else _null_of(self.kwargs)
 
-    def run(self, x: np.ndarray, y: np.ndarray, kind: str, n_resamples: int,
+    def run(self, data: tuple[np.ndarray, ...], kind: str, n_resamples: int,
             rng: np.random.Generator) -> Any:
         if self.function is not None:
-            return self.function(x, y, n_resamples=n_resamples, rng=rng, **self.kwargs)
-        return _call(_test_function(kind, self.aggregated), x, y, self.null, n_resamples, rng,
+            return self.function(*data, n_resamples=n_resamples, rng=rng, **self.kwargs)
+        return _call(_test_function(kind, self.aggregated), data, self.null, n_resamples, rng,
                      self.kwargs)
 
 
@@ -77,38 +78,48 @@ _NORMAL_ENGINES = ("block", "linear")
 
 
 def _null_of(kwargs: Mapping[str, Any]) -> str:
-    """The null of a test with options `kwargs`: 'normal', 'gamma' or 'permutation'."""
+    """The null of a test with options `kwargs`: 'normal', 'gamma', 'wild' or
+    'permutation'."""
     engine = kwargs.get("engine", "exact")
     if isinstance(engine, str) and engine.lower() in _NORMAL_ENGINES:
         return "normal"
     method = kwargs.get("method", "permutation")
     name = method.lower() if isinstance(method, str) else getattr(method, "name", "")
-    return name if name in ("normal", "gamma") else "permutation"
+    return name if name in ("normal", "gamma", "wild") else "permutation"
 
 
-def _call(test: Any, x: np.ndarray, y: np.ndarray, null: str, n_resamples: int,
+def _call(test: Any, data: tuple[np.ndarray, ...], null: str, n_resamples: int,
           rng: np.random.Generator, kwargs: Mapping[str, Any]) -> Any:
-    """`test` on (x, y): with the study's permutations, or none for a normal null."""
+    """`test` on the data: with the study's permutations, or none for a normal null."""
     if null == "normal":  # the linear-time engines refuse permutation options
-        return test(x, y, **kwargs)
+        return test(*data, **kwargs)
     # the study shows its own progress; a bar per test would flood the output
-    return test(x, y, n_resamples=n_resamples, rng=rng, **{"progress": False, **kwargs})
+    return test(*data, n_resamples=n_resamples, rng=rng, **{"progress": False, **kwargs})
 
 
 def _qualname(obj: Any) -> str:
     return f"{obj.__module__}.{obj.__qualname__}"
 
 
+#: the test of each scenario kind, by module and name (aggregated variants where they exist)
+TESTS: dict[tuple[str, bool], tuple[str, str]] = {
+    ("two_sample", False): ("twosample", "two_sample_test"),
+    ("independence", False): ("independence", "independence_test"),
+    ("k_sample", False): ("ksample", "k_sample_test"),
+    ("two_sample", True): ("aggregated", "aggregated_two_sample_test"),
+    ("independence", True): ("aggregated", "aggregated_independence_test"),
+}
+
+
 def _test_function(kind: str, aggregated: bool) -> Any:
-    if aggregated:
-        from .aggregated import aggregated_independence_test, aggregated_two_sample_test
+    import importlib
 
-        return aggregated_two_sample_test if kind == "two_sample" else \
-            aggregated_independence_test
-    from .independence import independence_test
-    from .twosample import two_sample_test
-
-    return two_sample_test if kind == "two_sample" else independence_test
+    try:
+        module, name = TESTS[(kind, aggregated)]
+    except KeyError:
+        raise ValueError(f"no {'aggregated ' if aggregated else ''}test for scenarios of kind "
+                         f"{kind!r}.") from None
+    return getattr(importlib.import_module(f"kmtests.{module}"), name)
 
 
 def _resolve_tests(tests: Any, kind: str, test_kwargs: dict[str, Any]
@@ -148,20 +159,20 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
               test_kwargs: dict[str, Any]) -> list[Row]:
     """One repetition: one data set, the given estimators (or tests), one permutation
     stream."""
-    from .independence import independence_test
-    from .twosample import two_sample_test
-
     data_seed, perm_seed = seed.spawn(2)
-    x, y = scenario.sample(n, effect, np.random.default_rng(data_seed))
-    test = two_sample_test if scenario.kind == "two_sample" else independence_test
+    data = tuple(scenario.sample(n, effect, np.random.default_rng(data_seed)))
+    test = _test_function(scenario.kind, False)
     rows: list[Row] = []
     for est, label in zip(estimators, labels):
         # the same permutation stream for every estimator: common random numbers
         if isinstance(est, _Test):
-            res = est.run(x, y, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
+            res = est.run(data, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
         else:
-            res = _call(test, x, y, _null_of(test_kwargs), n_resamples,
+            res = _call(test, data, _null_of(test_kwargs), n_resamples,
                         np.random.default_rng(perm_seed), {"estimator": est, **test_kwargs})
+        if not (hasattr(res, "statistic") and hasattr(res, "pvalue")):
+            raise TypeError(f"the {label} test returned {type(res).__name__}; a test must "
+                            "return a result with `statistic` and `pvalue` attributes.")
         stat, p = float(res.statistic), float(res.pvalue)
         if not (math.isfinite(stat) and 0.0 <= p <= 1.0):
             raise ValueError(
@@ -442,7 +453,8 @@ class PowerCurveResult:
         distribution: ``"permutation"`` (`n_resamples` permutations; callables
         in `tests` always receive them), ``"normal"`` (the asymptotic null of
         ``engine="block"`` and ``"linear"``, which are given no permutation
-        options) or ``"gamma"`` (``method="gamma"``).
+        options), ``"gamma"`` (``method="gamma"``) or ``"wild"`` (the wild
+        bootstrap of ``method="wild"``, `n_resamples` draws).
     alpha : tuple of float
         Significance levels of the table.
     n_resamples : int
@@ -815,11 +827,12 @@ def power_curve(
     tests : dict, optional
         Compare tests instead of estimators: ``{label: spec}``, where `spec` is
         a dict of keyword arguments of the scenario's test
-        (:func:`~kmtests.two_sample_test` or :func:`~kmtests.independence_test`;
+        (:func:`~kmtests.two_sample_test`, :func:`~kmtests.independence_test`
+        or :func:`~kmtests.k_sample_test`, by the scenario's kind, :data:`TESTS`;
         with ``"aggregated": True``, of :func:`~kmtests.aggregated_two_sample_test`
         or :func:`~kmtests.aggregated_independence_test`), or a callable
-        ``f(x, y, *, n_resamples, rng) -> result`` (which receives `test_kwargs`
-        too). Every test sees the same data and the same permutation stream in
+        ``f(*data, n_resamples, rng) -> result`` (``data`` the scenario's samples or
+        variables; it receives `test_kwargs` too). Every test sees the same data and the same permutation stream in
         each repetition; the label goes in the ``estimator`` column of the
         tables. `estimators` is then ignored (put ``estimator`` in a spec).
         A test (or `test_kwargs`) with ``engine="block"`` or ``"linear"`` has

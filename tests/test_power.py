@@ -16,8 +16,9 @@ class KMECopy(KME):
 
 def test_scenarios_null_and_shapes():
     for s in SCENARIOS.values():
-        x, y = s.sample(12, 0.0 if s.name != "eckerle" else 0.0, rng=1)
-        assert x.shape[0] == y.shape[0] == 12 and np.all(np.isfinite(x)) and np.all(np.isfinite(y))
+        data = s.sample(12, 0.0, rng=1)
+        assert len(data) == (3 if s.kind == "k_sample" else 2)
+        assert all(a.shape[0] == 12 and np.all(np.isfinite(a)) for a in data)
     with pytest.raises(ValueError, match="at most 35 observations"):
         get_scenario("eckerle").sample(36)
     with pytest.raises(ValueError, match="`scenario` must be one of"):
@@ -380,3 +381,21 @@ def test_block_and_linear_engines_run_without_permutation_options():
                       sample_sizes=[20], effects=[1.0], repetitions=3, n_resamples=19, rng=0)
     np.testing.assert_array_equal(lin.raw["pvalue"], raw[raw["estimator"] == "linear"]["pvalue"])
     assert (lin.raw["null"] == "normal").all()
+
+
+def test_k_sample_and_dependent_scenarios():
+    """Every scenario kind runs its own test; options of dependent data reach it."""
+    r = power_curve("k_sample_shift_k3", sample_sizes=[10], effects=[0.0, 2.0], repetitions=3,
+                    n_resamples=49, rng=1)
+    assert set(r.raw["test"]) == {"k_sample"}
+    assert r.raw["pvalue"].between(0, 1).all()
+    assert r.raw.loc[r.raw["effect"] == 2.0, "pvalue"].mean() \
+        < r.raw.loc[r.raw["effect"] == 0.0, "pvalue"].mean()
+    w = power_curve("ar1_pair_phi0.8", sample_sizes=[40], effects=[0.0], repetitions=2,
+                    n_resamples=19, rng=1, tests={"wild": {"method": "wild"},
+                                                  "blocks": {"blocks": 10}})
+    assert dict(zip(w.raw["estimator"], w.raw["null"])) == {"wild": "wild",
+                                                            "blocks": "permutation"}
+    with pytest.raises(TypeError, match="must return a result"):
+        power_curve("k_sample_shift_k3", sample_sizes=[10], effects=[0.0], repetitions=1,
+                    n_resamples=19, rng=1, tests={"f": lambda a, b, c, n_resamples, rng: 0.5})

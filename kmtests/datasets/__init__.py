@@ -26,6 +26,8 @@ from ._synthetic import synthetic_mixture as synthetic_mixture
 
 from ._scenarios import SCENARIOS as SCENARIOS
 from ._scenarios import Scenario as Scenario
+from ._scenarios import ar1_pair as ar1_pair
+from ._scenarios import k_sample_shift as k_sample_shift
 from ._scenarios import cauchy_shift as cauchy_shift
 from ._scenarios import gaussian_mean_shift as gaussian_mean_shift
 from ._scenarios import gaussian_scale_shift as gaussian_scale_shift
@@ -33,8 +35,9 @@ from ._scenarios import get_scenario as get_scenario
 from ._scenarios import perturbed_uniform as perturbed_uniform
 from ._scenarios import sinusoid as sinusoid
 
-__all__ = ["SCENARIOS", "Scenario", "cauchy_shift", "gaussian_mean_shift", "gaussian_scale_shift",
-           "get_scenario", "load_eckerle4", "perturbed_uniform", "sinusoid"]
+__all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "gaussian_mean_shift",
+           "gaussian_scale_shift", "get_scenario", "k_sample_shift", "load_eckerle4",
+           "perturbed_uniform", "sinusoid"]
 __all__ += ["PAPERS_MIXTURE_WEIGHTS", "synthetic_mixture"]
 
 

@@ -1,9 +1,9 @@
 """Seeded simulation scenarios for power studies.
 
-A scenario draws a data set ``(x, y)`` of size `n` with effect size `effect`
-from a Generator. ``effect = 0`` is always the null hypothesis (equal
-distributions, or independence), so the same scenario measures both level and
-power.
+A scenario draws a data set — ``(x, y)``, or ``k`` samples for a k-sample
+scenario — of size `n` with effect size `effect` from a Generator. ``effect = 0``
+is always the null hypothesis (equal distributions, or independence), so the
+same scenario measures both level and power.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["SCENARIOS", "Scenario", "cauchy_shift", "gaussian_mean_shift",
-           "gaussian_scale_shift", "get_scenario", "perturbed_uniform", "sinusoid"]
+__all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "gaussian_mean_shift",
+           "gaussian_scale_shift", "get_scenario", "k_sample_shift", "perturbed_uniform",
+           "sinusoid"]
 
-Sampler = Callable[[int, float, np.random.Generator], "tuple[np.ndarray, np.ndarray]"]
+Sampler = Callable[[int, float, np.random.Generator], "tuple[np.ndarray, ...]"]
 _Pair = tuple[np.ndarray, np.ndarray]
 _Gen = np.random.Generator
 
@@ -28,11 +29,12 @@ class Scenario:
     Attributes
     ----------
     name : str
-    kind : {'two_sample', 'independence'}
-        Which test the scenario is for.
+    kind : {'two_sample', 'independence', 'k_sample'}
+        Which test the scenario is for (:data:`kmtests.power.TESTS`).
     sampler : callable
-        ``sampler(n, effect, rng) -> (x, y)``; two-sample scenarios return two
-        samples of size `n` each, independence scenarios `n` pairs.
+        ``sampler(n, effect, rng) -> data``: two-sample scenarios return two
+        samples of size `n` each, independence scenarios `n` pairs ``(x, y)``,
+        k-sample scenarios a tuple of ``k`` samples of size `n`.
     default_effect : float
         A moderate effect used when none is given.
     description : str
@@ -49,7 +51,7 @@ class Scenario:
     max_n: int | None = None
 
     def sample(self, n: int, effect: float | None = None,
-               rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
+               rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, ...]:
         """Draw one data set.
 
         Examples
@@ -273,6 +275,63 @@ def sinusoid() -> Scenario:
                     "(frequency effect; Sejdinovic et al., 2013)")
 
 
+def k_sample_shift(k: int = 3, d: int = 2) -> Scenario:
+    """``k`` samples from N(0, I_d) but the last, N(effect e_1, I_d) (a k-sample test's
+    one-group shift).
+
+    Examples
+    --------
+    >>> from kmtests.datasets import k_sample_shift
+    >>> [a.shape for a in k_sample_shift(3).sample(10, 0.5, rng=0)]
+    [(10, 2), (10, 2), (10, 2)]
+    """
+    from .._validation import check_positive_int
+
+    k = check_positive_int(k, "k")
+    d = _dimension(d)
+
+    def sampler(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray, ...]:
+        out = [gen.normal(size=(n, d)) for _ in range(k)]
+        out[-1][:, 0] += effect
+        return tuple(out)
+
+    return Scenario(f"k_sample_shift_k{k}", "k_sample", sampler, 0.6,
+                    f"{k} samples of N(0, I_{d}); the last shifted by effect along the first "
+                    "axis")
+
+
+def ar1_pair(phi: float = 0.8) -> Scenario:
+    """Two AR(1) series ``x_t = phi x_{t-1} + e_t``, ``y_t = phi y_{t-1} + f_t`` whose
+    innovations have correlation `effect` (0: independent series — the null on which
+    plain permutations do not keep their level; block permutations or the wild
+    bootstrap do).
+
+    Examples
+    --------
+    >>> from kmtests.datasets import ar1_pair
+    >>> x, y = ar1_pair(0.8).sample(100, 0.0, rng=0)
+    >>> x.shape, y.shape
+    ((100, 1), (100, 1))
+    """
+    if not -1 < phi < 1:
+        raise ValueError(f"`phi` must be in (-1, 1) (a stationary series); got {phi!r}.")
+
+    def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
+        if not -1 <= effect <= 1:
+            raise ValueError("`effect` is the innovations' correlation, in [-1, 1].")
+        e = gen.normal(size=(n, 2))
+        e[:, 1] = effect * e[:, 0] + np.sqrt(1 - effect * effect) * e[:, 1]
+        out = np.empty((n, 2))
+        out[0] = e[0] / np.sqrt(1 - phi * phi)
+        for t in range(1, n):
+            out[t] = phi * out[t - 1] + e[t]
+        return out[:, :1], out[:, 1:]
+
+    return Scenario(f"ar1_pair_phi{phi:g}", "independence", sampler, 0.3,
+                    f"two AR(1) series (phi = {phi:g}) with innovations of correlation "
+                    "effect (autocorrelated: use blocks= or the wild bootstrap)")
+
+
 def _dimension(d: int) -> int:
     from .._validation import check_positive_int
 
@@ -310,6 +369,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     perturbed_uniform(1, 2),
     perturbed_uniform(2, 2),
     sinusoid(),
+    k_sample_shift(3),
+    ar1_pair(0.8),
 ]}
 
 
