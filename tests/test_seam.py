@@ -10,7 +10,7 @@ from kmtests.null import permutation as _resampling
 from kmtests.engines.hsic import PairedGrams, hsic_general, hsic_values
 from kmtests.engines.mmd import PooledGram, mmd_general, mmd_values
 from kmtests.estimators import FKMSE, KME, SKMSE
-from kmtests.estimators._rules import General, Uniform
+from kmtests.estimators._rules import General
 from kmtests.kernels import Gaussian
 
 from . import _naive

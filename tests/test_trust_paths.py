@@ -7,7 +7,6 @@ exactness checks by enumeration (tests/test_exactness.py) and the level studies
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd

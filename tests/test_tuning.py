@@ -11,7 +11,7 @@ from kmtests.null import permutation as _resampling
 from kmtests._gram import CentredGram
 from kmtests.engines.hsic import PairedGrams, hsic_statistics
 from kmtests.engines.mmd import PooledGram, mmd_statistics
-from kmtests.statistics.tuning import expected_cose_gram, symmetric_cose_gram
+from kmtests.statistics.tuning import expected_cose_gram
 from kmtests.estimators import BKMSE, FKMSE, KME, MKME, MMKME, SKMSE, Landweber, make
 from kmtests.estimators.marginalized import inflated_kernel
 from kmtests.kernels import Gaussian
