@@ -58,8 +58,9 @@ _DRAW = 128
 
 
 def multipliers(rng: np.random.Generator, size: int, n: int, process: str,
-                length: float) -> np.ndarray:
-    """`size` multiplier processes of length `n` (rows), centred (each minus its mean)."""
+                length: float, centred: bool = True) -> np.ndarray:
+    """`size` multiplier processes of length `n` (rows), centred (each minus its mean)
+    unless `centred` is False."""
     if process == "rademacher":
         W = np.where(rng.random((size, n)) < 0.5, -1.0, 1.0)
     else:
@@ -70,8 +71,15 @@ def multipliers(rng: np.random.Generator, size: int, n: int, process: str,
         scale = float(np.sqrt(1.0 - rho * rho))
         for t in range(1, n):
             W[:, t] = rho * W[:, t - 1] + scale * eps[:, t]
-    W -= W.mean(axis=1, keepdims=True)
+    if centred:
+        W -= W.mean(axis=1, keepdims=True)
     return W
+
+
+def centred_diagonal(B: np.ndarray) -> np.ndarray:
+    """The diagonal of ``H B H`` (``H`` the centring matrix of B's size)."""
+    row = B.mean(axis=1)
+    return np.diag(B) - row - B.mean(axis=0) + row.mean()
 
 
 @dataclass(frozen=True)
@@ -128,10 +136,11 @@ class WildBootstrap(ResamplingMethod):
                 f"kernel statistic; {statistic.refusal_subject()} on engine={engine.name!r} "
                 f"has none: use method={statistic.default_method!r}.")
 
-    def _draws(self, kf: Any, M: np.ndarray | None, rng: np.random.Generator, size: int
-               ) -> np.ndarray:
+    def _draws(self, kf: Any, M: np.ndarray | None, dc: np.ndarray | None,
+               rng: np.random.Generator, size: int) -> np.ndarray:
         """The bootstrap statistics of `size` draws (rows drawn `_DRAW` at a time; `M` the
-        HSIC matrix ``Kc o Lc``)."""
+        HSIC matrix ``Kc o Lc``; `dc` the diagonals of the samples' own centred Gram
+        matrices, for ``MMD^2_u``)."""
         n = kf.Kc.shape[0]
         out = np.empty(size)
         for start in range(0, size, _DRAW):
@@ -142,20 +151,26 @@ class WildBootstrap(ResamplingMethod):
                 out[start:start + b] = quadratic_forms(M, W, self.n_jobs)
                 continue
             nx, ny = kf.n_x, n - kf.n_x
-            Wx = multipliers(rng, b, nx, self.process, self.length)
-            Wy = multipliers(rng, b, ny, self.process, self.length)
+            Wx = multipliers(rng, b, nx, self.process, self.length, centred=False)
+            Wy = multipliers(rng, b, ny, self.process, self.length, centred=False)
+            # the quadratic forms with centred multipliers: W~' K W~ = W' (H K H) W
+            Cx = Wx - Wx.mean(axis=1, keepdims=True)
+            Cy = Wy - Wy.mean(axis=1, keepdims=True)
             if not kf.unbiased:
-                A = np.hstack([Wx / nx, -Wy / ny])
+                A = np.hstack([Cx / nx, -Cy / ny])
                 out[start:start + b] = quadratic_forms(kf.Kc, A, self.n_jobs)
                 continue
-            U = np.hstack([Wx, np.zeros((b, ny))])
-            V = np.hstack([np.zeros((b, nx)), Wy])
+            U = np.hstack([Cx, np.zeros((b, ny))])
+            V = np.hstack([np.zeros((b, nx)), Cy])
             sxx = quadratic_forms(kf.Kc, U, self.n_jobs)
             syy = quadratic_forms(kf.Kc, V, self.n_jobs)
             sxy = 0.5 * (quadratic_forms(kf.Kc, U + V, self.n_jobs) - sxx - syy)
-            d = kf.diag
-            txx = (Wx * Wx) @ d[:nx]
-            tyy = (Wy * Wy) @ d[nx:]
+            # the U-statistic drops the diagonal of the *centred* kernel: sum_{i != j}
+            # W_i W_j <phi_i - mu, phi_j - mu> has mean zero (Rademacher W); dropping the
+            # uncentred k_ii instead leaves a bias of order 1/n, as large as the statistic
+            assert dc is not None
+            txx = (Wx * Wx) @ dc[:nx]
+            tyy = (Wy * Wy) @ dc[nx:]
             out[start:start + b] = ((sxx - txx) / (nx * (nx - 1)) + (syy - tyy) / (ny * (ny - 1))
                                     - 2.0 * sxy / (nx * ny))
         return out
@@ -165,6 +180,11 @@ class WildBootstrap(ResamplingMethod):
 
         kf = prepared.kernel_form()
         M = kf.Kc * kf.Lc if kf.kind == "hsic" else None
+        dc = None
+        if kf.kind == "mmd" and kf.unbiased:
+            nx = kf.n_x
+            dc = np.concatenate([centred_diagonal(kf.Kc[:nx, :nx]),
+                                 centred_diagonal(kf.Kc[nx:, nx:])])
         gen = check_rng(self.rng)
         B = self.n_resamples
         null = np.empty(B)
@@ -173,7 +193,7 @@ class WildBootstrap(ResamplingMethod):
         try:
             for start in range(0, B, step):
                 b = min(step, B - start)
-                null[start:start + b] = self._draws(kf, M, gen, b)
+                null[start:start + b] = self._draws(kf, M, dc, gen, b)
                 if bar is not None:
                     bar.update(b)
         finally:
