@@ -8,7 +8,7 @@ by :class:`~kmtests.problems.schemes.KWay`), the k-sample MMD statistic
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 from . import _driver
 from ._typing import ArrayLike, SeedLike
@@ -41,6 +41,7 @@ def k_sample_test(
     data_name: str | None = None,
     engine: str | Engine = "exact",
     n_features: int | None = None,
+    sample_names: Sequence[str] | None = None,
 ) -> KSampleResult:
     r"""Kernel k-sample test: do all the samples come from the same distribution?
 
@@ -74,6 +75,9 @@ def k_sample_test(
         fixed multiple of ``1/n`` need ``"exact"``).
     n_features : int, optional
         The features of the low-rank engines.
+    sample_names : sequence of str, optional
+        The samples' names in :meth:`KSampleResult.pairwise` (default: the names of
+        pandas Series when they are distinct, else ``x1``, ..., ``xk``).
 
     Returns
     -------
@@ -104,10 +108,26 @@ def k_sample_test(
         n_features=n_features)
     res = _driver.run(problem, stat, eng, meth, tuning_)
     assert isinstance(res, KSampleResult)
-    names = tuple(data_label(s, f"x{g + 1}") if not hasattr(s, "columns") else f"x{g + 1}"
-                  for g, s in enumerate(samples))
+    names = _sample_names(samples, sample_names)
     return dataclasses.replace(res, samples=names, _pairwise=_pairwise(
         problem, res, stat, meth, tuning_, eng))
+
+
+def _sample_names(samples: tuple[Any, ...], given: Sequence[str] | None) -> tuple[str, ...]:
+    """The samples' names: `given` (checked), or Series names when distinct, or x1..xk."""
+    k = len(samples)
+    if given is not None:
+        if isinstance(given, str) or len(given) != k:
+            raise ValueError(f"`sample_names` must give one name per sample ({k}); got "
+                             f"{given!r}.")
+        names = tuple(str(v) for v in given)
+        if len(set(names)) != k:
+            raise ValueError(f"`sample_names` must be distinct; got {list(names)}.")
+        return names
+    default = tuple(f"x{g + 1}" for g in range(k))
+    names = tuple(data_label(s, x) if not hasattr(s, "columns") else x
+                  for s, x in zip(samples, default))
+    return names if len(set(names)) == k else default
 
 
 def _plan(samples: tuple[Any, ...], *, kernel: Any = "gaussian", bandwidth: Any = "median",

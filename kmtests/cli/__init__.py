@@ -1,4 +1,4 @@
-"""Command line: ``kmtests demo | two-sample | independence | aggregated | power``.
+"""Command line: ``kmtests demo | two-sample | independence | k-sample | aggregated | power``.
 
 Every error is reported in one line on standard error with exit status 2,
 before any computation when the arguments or files are at fault: options are
@@ -24,12 +24,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _args as opt
-from ._data import STDIN, columns, read_csv, split_by_group, unnamed_column
+from ._data import STDIN, columns, labels, read_csv, split_by_group, unnamed_column
 
 _EXTRA = "pip install 'kmtests[power]'"
 #: options of the tests (Python names) passed when given
 _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", "engine",
                  "n_features", "covariance", "split_size", "block_size"]
+_K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
 _RESAMPLING = ["n_resamples", "batch", "n_jobs"]
 _AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha"]
 #: keyword arguments a --test cannot set: the study sets them, or they make no sense there
@@ -38,7 +39,8 @@ _SET_BY_THE_STUDY = {"x", "y", "n_resamples", "rng", "progress", "data_name", "n
 
 
 # -- output ------------------------------------------------------------------------------
-def _emit(res: Any, as_json: bool) -> None:
+def _emit(res: Any, as_json: bool, pairwise: Any = None) -> None:
+    """Print the result (and the pairwise table of ``k-sample --pairwise``)."""
     for name in ("statistic", "pvalue"):
         v = float(getattr(res, name))
         if not math.isfinite(v):
@@ -48,10 +50,17 @@ def _emit(res: Any, as_json: bool) -> None:
                 "choose another kernel)")
     if as_json:
         # to_dict() is strict JSON: non-finite fields are null, listed under "non_finite"
-        print(json.dumps(res.to_dict(), indent=2, default=str, allow_nan=False))
+        out = res.to_dict()
+        if pairwise is not None:
+            out["pairwise"] = pairwise.to_dict(orient="records")
+        print(json.dumps(out, indent=2, default=str, allow_nan=False))
     else:
         print(res)
         print(res.summary())
+        if pairwise is not None:
+            print("\nPairwise two-sample tests (Holm-adjusted p-values, family-wise level "
+                  "0.05):")
+            print(pairwise.to_string(index=False))
 
 
 def _memory_message(n: int) -> str:
@@ -148,70 +157,110 @@ def _kernels(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
     return opt.given(args, [f"{k}{s}" for k in ("kernel", name) for s in suffixes])
 
 
-def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
-    """x, y and their name: two files matched by column name, or one file split by --group."""
+def _samples(args: argparse.Namespace, paths: Sequence[str], k: int | None
+             ) -> tuple[list[np.ndarray], str, list[np.ndarray] | None, list[str]]:
+    """The samples, the data's name, the samples' --strata labels and their names: files
+    matched by column name, or one file split by --group (`k` samples, or at least two
+    when None)."""
+    strata = getattr(args, "strata", None)
+    exclude = [] if strata is None else [strata]
     if args.group is not None:
-        if args.b is not None:
-            raise ValueError("--group splits one file into the two samples; got two files "
-                             f"({args.a}, {args.b}): drop one, or drop --group")
-        return split_by_group(read_csv(args.a, args.sep, args.encoding), args.group,
-                              args.groups, args.columns)
+        if len(paths) != 1:
+            raise ValueError(f"--group splits one file into the samples; got {len(paths)} "
+                             f"files ({', '.join(paths)}): drop all but one, or drop --group")
+        table = read_csv(paths[0], args.sep, args.encoding)
+        samples, masks, name, groups = split_by_group(table, args.group, args.groups,
+                                                      args.columns, k=k, exclude=exclude)
+        return samples, name, (None if strata is None else
+                               [labels(table, strata, "--strata", m) for m in masks]), groups
     if args.groups is not None:
         raise ValueError("--groups needs --group COLUMN")
-    if args.b is None:
-        raise ValueError("a two-sample test needs two CSV files, or one file and --group "
-                         "COLUMN (whose two values split its rows)")
-    if args.a == args.b == STDIN:
-        raise ValueError("only one of the two files can be standard input ('-')")
-    ta = read_csv(args.a, args.sep, args.encoding)
-    tb = read_csv(args.b, args.sep, args.encoding)
+    if len(paths) < 2:
+        need = ("a two-sample test needs two CSV files" if k == 2 else
+                "a k-sample test needs at least two CSV files")
+        raise ValueError(f"{need}, or one file and --group COLUMN (whose values split its "
+                         "rows)")
+    if sum(p == STDIN for p in paths) > 1:
+        raise ValueError("only one of the files can be standard input ('-')")
+    tables = [read_csv(p, args.sep, args.encoding) for p in paths]
     cols = args.columns
     if cols is None:  # the samples are matched by column name, never by position
-        for t in (ta, tb):
+        for t in tables:
             error = unnamed_column(t)
             if error is not None:
                 raise error
-        ca, cb = list(ta.frame.columns), list(tb.frame.columns)
-        if set(ca) != set(cb):
-            only_a = [c for c in ca if c not in set(cb)]
-            only_b = [c for c in cb if c not in set(ca)]
-            raise ValueError(
-                f"{ta.name} and {tb.name} have different columns (only in {ta.name}: {only_a}; "
-                f"only in {tb.name}: {only_b}); columns are matched by name: rename them, or "
-                "choose common ones with --columns")
-        cols = ca
-    x = columns(ta, cols if args.columns else None)
-    y = columns(tb, cols)
-    return x, y, f"{ta.name} and {tb.name}"
+        ta, ca = tables[0], list(tables[0].frame.columns)
+        for tb in tables[1:]:
+            cb = list(tb.frame.columns)
+            if set(ca) != set(cb):
+                only_a = [c for c in ca if c not in set(cb)]
+                only_b = [c for c in cb if c not in set(ca)]
+                raise ValueError(
+                    f"{ta.name} and {tb.name} have different columns (only in {ta.name}: "
+                    f"{only_a}; only in {tb.name}: {only_b}); columns are matched by name: "
+                    "rename them, or choose common ones with --columns")
+        cols = [c for c in ca if c not in exclude]
+        if not cols:
+            raise ValueError(f"{ta.name}: no column besides the --strata column {strata!r}")
+    elif strata is not None and strata in cols:
+        raise ValueError(f"--columns must not contain the --strata column {strata!r}")
+    samples = [columns(t, cols) for t in tables]
+    names = [t.name for t in tables]
+    name = " and ".join(names) if len(names) == 2 else ", ".join(names)
+    return samples, name, (None if strata is None else
+                           [labels(t, strata, "--strata") for t in tables]), names
+
+
+def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str, Any]:
+    """x, y, their name and --strata labels: two files, or one file split by --group."""
+    paths = [args.a] if args.b is None else [args.a, args.b]
+    (x, y), name, strata, _ = _samples(args, paths, 2)
+    return x, y, name, None if strata is None else tuple(strata)
 
 
 def _two_sample(args: argparse.Namespace) -> Any:
     from .. import two_sample_test
 
-    x, y, name = _two_samples(args)
+    x, y, name, strata = _two_samples(args)
     args._n_memory = x.shape[0] + y.shape[0]
-    return two_sample_test(x, y, data_name=name, **_kernels(args, "two_sample", "bandwidth"),
-                           **opt.given(args, _TEST_OPTIONS), **_resampling(args))
+    return two_sample_test(x, y, data_name=name, strata=strata,
+                           **_kernels(args, "two_sample", "bandwidth"),
+                           **opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args))
 
 
-def _variables(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
+def _k_sample(args: argparse.Namespace) -> Any:
+    from .. import k_sample_test
+
+    samples, name, _, names = _samples(args, args.files, None)
+    args._n_memory = sum(s.shape[0] for s in samples)
+    unique = len(set(names)) == len(names)
+    return k_sample_test(*samples, data_name=name, sample_names=names if unique else None, **_kernels(args, "two_sample", "bandwidth"),
+                         **opt.given(args, _K_SAMPLE_OPTIONS), **_resampling(args))
+
+
+def _variables(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str, Any]:
+    """x, y, their name and the --strata labels, from columns of one file."""
     shared = [c for c in args.x if c in args.y]
     if shared:
         raise ValueError(f"--x and --y must name different columns; both name {shared}")
+    strata = getattr(args, "strata", None)
+    if strata is not None and strata in [*args.x, *args.y]:
+        raise ValueError(f"--strata {strata}: the strata column must not be one of --x, --y")
     table = read_csv(args.data, args.sep, args.encoding)
     x = columns(table, args.x, "--x")
     y = columns(table, args.y, "--y")
-    return x, y, f"{','.join(args.x)} and {','.join(args.y)} in {table.name}"
+    labs = None if strata is None else labels(table, strata, "--strata")
+    return x, y, f"{','.join(args.x)} and {','.join(args.y)} in {table.name}", labs
 
 
 def _independence(args: argparse.Namespace) -> Any:
     from .. import independence_test
 
-    x, y, name = _variables(args)
+    x, y, name, strata = _variables(args)
     args._n_memory = x.shape[0]
-    return independence_test(x, y, data_name=name,
+    return independence_test(x, y, data_name=name, strata=strata,
                              **_kernels(args, "independence", "bandwidth"),
-                             **opt.given(args, _TEST_OPTIONS), **_resampling(args))
+                             **opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args))
 
 
 def _aggregated(args: argparse.Namespace) -> Any:
@@ -220,11 +269,11 @@ def _aggregated(args: argparse.Namespace) -> Any:
     kind = "two_sample" if args.variant == "two-sample" else "independence"
     test: Any
     if kind == "two_sample":
-        x, y, name = _two_samples(args)
+        x, y, name, _ = _two_samples(args)
         args._n_memory = x.shape[0] + y.shape[0]
         test = aggregated_two_sample_test
     else:
-        x, y, name = _variables(args)
+        x, y, name, _ = _variables(args)
         args._n_memory = x.shape[0]
         test = aggregated_independence_test
     return test(x, y, data_name=name, **_kernels(args, kind, "bandwidths"),
@@ -414,6 +463,7 @@ def _add_test_commands(sub: Any) -> None:
     _two_sample_data(p2)
     opt.add_kernels(p2, "two_sample")
     opt.add_test(p2, "two_sample")
+    opt.add_dependence(p2, "two_sample")
     opt.add_resampling(p2, 9999)
     opt.add_io(p2)
     p2.set_defaults(_flags=_flags(p2))
@@ -423,9 +473,31 @@ def _add_test_commands(sub: Any) -> None:
     _independence_data(pi)
     opt.add_kernels(pi, "independence")
     opt.add_test(pi, "independence")
+    opt.add_dependence(pi, "independence")
     opt.add_resampling(pi, 9999)
     opt.add_io(pi)
     pi.set_defaults(_flags=_flags(pi))
+    pk = sub.add_parser("k-sample", help="k-sample test (MMD) of several CSV files, or of the "
+                        "groups of one file", description="Kernel k-sample test: do the rows "
+                        "of several CSV files with a header line (columns matched by name), or "
+                        "the groups of rows of one file (--group), come from one distribution?")
+    pk.add_argument("files", nargs="+", metavar="FILE",
+                    help="CSV files of the samples (one file with --group); '-' reads standard "
+                    "input")
+    pk.add_argument("--group", default=None, metavar="COLUMN",
+                    help="one file holds the samples: the rows of each value of COLUMN are a "
+                    "sample (the other columns are the data)")
+    pk.add_argument("--groups", type=opt.names, default=None, metavar="A,B,...",
+                    help="the values of --group to compare, in this order (default: all, in "
+                    "order of appearance)")
+    pk.add_argument("--columns", type=opt.names, default=None,
+                    help="comma-separated columns to use (default: all, the --group column "
+                    "excepted; the files must then have the same column names)")
+    opt.add_kernels(pk, "two_sample")
+    opt.add_k_sample(pk)
+    opt.add_resampling(pk, 9999)
+    opt.add_io(pk)
+    pk.set_defaults(_flags=_flags(pk))
 
 
 def _add_aggregated(sub: Any) -> None:
@@ -544,8 +616,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "power":
             return _power(args)
         run = {"two-sample": _two_sample, "independence": _independence,
-               "aggregated": _aggregated}[args.command]
-        _emit(run(args), args.json)
+               "k-sample": _k_sample, "aggregated": _aggregated}[args.command]
+        res = run(args)
+        _emit(res, args.json, res.pairwise() if getattr(args, "pairwise", False) else None)
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         return _closed_stdout()
     except KeyboardInterrupt:

@@ -213,10 +213,13 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
     p.add_argument("--statistic", default=None, choices=STATISTICS,
                    help="the statistic's form (default: the estimator's; 'regularized': the "
                    "spectral-regularised MMD/HSIC, see --filter, --lam)")
-    methods = ["permutation", "gamma", "normal"] if two else ["permutation", "gamma"]
+    methods = (["permutation", "gamma", "normal", "wild"] if two else
+               ["permutation", "gamma", "wild"])
     p.add_argument("--method", default=None, choices=methods,
                    help="null distribution: permutation (default), gamma (biased KME only)"
-                   + (", normal (--engine block/linear)" if two else ""))
+                   + (", normal (--engine block/linear)" if two else "")
+                   + ", wild (the wild bootstrap of Chwialkowski et al.: approximate, KME"
+                   + (")" if two else ", --statistic biased)"))
     p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
@@ -242,6 +245,45 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
                        "sample)" + suffix)
         p.add_argument("--block-size", type=positive_int, default=None,
                        help="block size of --engine block (default floor(sqrt(n)))" + suffix)
+
+
+def add_dependence(p: argparse.ArgumentParser, kind: str) -> None:
+    """--strata and --blocks: permutations restricted to strata or to blocks."""
+    if kind == "two_sample":
+        p.add_argument("--strata", default=None, metavar="COLUMN",
+                       help="permute only within strata: COLUMN labels each row's stratum "
+                       "(e.g. a pair of a paired design), in each file; exact")
+        p.add_argument("--blocks", type=positive_int, default=None, metavar="SIZE",
+                       help="permute blocks of SIZE consecutive rows (time series; "
+                       "approximate; SIZE must divide both sample sizes)")
+    else:
+        p.add_argument("--strata", default=None, metavar="COLUMN",
+                       help="permute y against x only within the strata labelled by COLUMN "
+                       "(independence within strata); exact")
+        p.add_argument("--blocks", type=positive_int, default=None, metavar="SIZE",
+                       help="permute blocks of SIZE consecutive rows of y against x (time "
+                       "series; approximate)")
+
+
+def add_k_sample(p: argparse.ArgumentParser) -> None:
+    """Options of ``k_sample_test``."""
+    p.add_argument("--estimator", default=None,
+                   help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
+    p.add_argument("--statistic", default=None, choices=["unbiased", "biased"],
+                   help="the pairwise MMD^2's form (default: the estimator's)")
+    p.add_argument("--method", default=None, choices=["permutation", "gamma"],
+                   help="null distribution: permutation (default) or gamma (biased KME only)")
+    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+                   help="data-driven estimator parameters re-tuned on every permutation "
+                   "(default) or tuned once on the pooled sample")
+    p.add_argument("--engine", default=None, choices=["exact", "streamed", "auto", "nystrom",
+                                                      "rff"],
+                   help="how the statistic is computed (default exact)")
+    p.add_argument("--n-features", type=positive_int, default=None,
+                   help="features of --engine nystrom or rff (default 200)")
+    p.add_argument("--pairwise", action="store_true",
+                   help="also the post-hoc two-sample tests of every pair, with Holm-adjusted "
+                   "p-values")
 
 
 def add_kernels(p: argparse.ArgumentParser, kind: str, *, plural: bool = False) -> None:

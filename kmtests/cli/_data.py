@@ -5,7 +5,8 @@ Every problem is a ValueError whose message starts with the file's name
 file, an empty file, a header without data rows, ragged rows, another
 encoding or separator (with a hint), a header that looks like data, nameless
 or repeated column names, missing, non-numeric or non-finite cells (with the
-column and row), unknown columns, a group column without two groups.
+column and row), unknown columns, a group column without the groups asked for,
+blank labels.
 """
 
 from __future__ import annotations
@@ -197,43 +198,71 @@ def _numeric(table: Table, c: str, index: np.ndarray) -> np.ndarray | None:
     return values
 
 
-def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
-                   cols: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray, str]:
-    """The two samples of a file with a group column: ``(x, y, data_name)``.
+def labels(table: Table, column: str, option: str, rows: np.ndarray | None = None) -> np.ndarray:
+    """Column `column` of `table` as label strings (at the mask `rows`); no blank cell."""
+    if column not in table.frame.columns:
+        raise ValueError(f"{option}: unknown column {column!r} in {table.name}; available: "
+                         f"{list(table.frame.columns)}")
+    text = table.frame[column].fillna("").str.strip()
+    index = np.arange(len(text)) if rows is None else np.flatnonzero(rows)
+    values = text.to_numpy(dtype=object)[index]
+    blank = values == ""
+    if blank.any():
+        i = int(np.argmax(blank))
+        raise ValueError(f"{table.name}: column {column!r} ({option}) has an empty cell in data "
+                         f"row {index[i] + 1}")
+    return values.astype(str)
 
-    The samples are the rows of the group column's two values (in the order of
-    `groups`, or of their first appearance); the data are the other columns,
-    or `cols`.
+
+def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
+                   cols: Sequence[str] | None, *, k: int | None = 2,
+                   exclude: Sequence[str] = ()
+                   ) -> tuple[list[np.ndarray], list[np.ndarray], str, list[str]]:
+    """The samples of a file with a group column: ``(samples, masks, data_name, groups)``.
+
+    The samples are the rows of the group column's values (those of `groups`
+    in their order, or all of them in order of first appearance; exactly `k`
+    of them when `k` is given); the data are the other columns but `exclude`,
+    or `cols`. `masks` are the samples' rows.
     """
     frame = table.frame
     if group not in frame.columns:
         raise ValueError(f"--group: unknown column {group!r} in {table.name}; available: "
                          f"{list(frame.columns)}")
-    labels = frame[group].fillna("").str.strip()
-    present = list(dict.fromkeys(labels))
+    values = frame[group].fillna("").str.strip()
+    present = list(dict.fromkeys(values))
+    what = "a two-sample test compares two groups" if k == 2 else \
+        "a k-sample test compares at least two groups"
     if groups is None:
-        if len(present) != 2:
+        if (k is not None and len(present) != k) or len(present) < 2:
             raise ValueError(
                 f"--group {group}: column {group!r} of {table.name} has {len(present)} "
-                f"value(s) {present[:10]}; a two-sample test compares two groups: choose them "
-                "with --groups A,B")
+                f"value(s) {present[:10]}; {what}: choose them with --groups "
+                + ("A,B" if k == 2 else "A,B,C"))
         groups = present
-    elif len(groups) != 2 or groups[0] == groups[1]:
-        raise ValueError(f"--groups must name two different values of column {group!r}; got "
-                         f"{list(groups)}")
+    elif (k is not None and len(groups) != k) or len(groups) < 2 \
+            or len(set(groups)) != len(groups):
+        count = "two" if k == 2 else "at least two"
+        raise ValueError(f"--groups must name {count} different values of column {group!r}; "
+                         f"got {list(groups)}")
     else:
         missing = [g for g in groups if g not in present]
         if missing:
             raise ValueError(f"--groups: value(s) {missing} do not occur in column {group!r} of "
                              f"{table.name}; its values: {present[:10]}")
-    if cols is not None and group in cols:
-        raise ValueError(f"--columns must not contain the group column {group!r}")
-    data_cols = list(cols) if cols is not None else [c for c in frame.columns if c != group]
+    if cols is not None:
+        for c, option in [(group, "group"), *((e, "--strata") for e in exclude)]:
+            if c in cols:
+                raise ValueError(f"--columns must not contain the {option} column {c!r}")
+    skip = {group, *exclude}
+    data_cols = list(cols) if cols is not None else [c for c in frame.columns if c not in skip]
     if not data_cols:
         raise ValueError(f"{table.name}: no column besides the group column {group!r}")
     if cols is None and "" in data_cols:
         raise unnamed_column(table) or ValueError(table.name)
-    x = columns(table, data_cols, rows=(labels == groups[0]).to_numpy())
-    y = columns(table, data_cols, rows=(labels == groups[1]).to_numpy())
-    name = f"{table.name}: {group} = {groups[0]} and {group} = {groups[1]}"
-    return x, y, name
+    masks = [(values == g).to_numpy() for g in groups]
+    samples = [columns(table, data_cols, rows=m) for m in masks]
+    name = f"{table.name}: {group} = " + ", ".join(str(g) for g in groups)
+    if len(groups) == 2:
+        name = f"{table.name}: {group} = {groups[0]} and {group} = {groups[1]}"
+    return samples, masks, name, [str(g) for g in groups]
