@@ -33,6 +33,9 @@ Run from the repository root (one process, BLAS and numba on one thread)::
     .venv/bin/python benchmarks/power_regularized.py                 # everything
     .venv/bin/python benchmarks/power_regularized.py --quick          # smoke run
     .venv/bin/python benchmarks/power_regularized.py --scenarios sinusoid,linear
+    # level only, many data sets (effect 0; the first 100 are the study's own):
+    .venv/bin/python benchmarks/power_regularized.py --scenarios sinusoid,linear \
+        --effects 0 --reps 1000 --out benchmarks/results/level_check --plots ''
 """
 
 from __future__ import annotations
@@ -198,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(HERE / "results"), help="directory of the CSV files")
     ap.add_argument("--plots", default=str(ROOT / "docs" / "_static" / "power"),
                     help="directory of the PNG plots ('' for none)")
+    ap.add_argument("--effects", default="",
+                    help="comma-separated effects replacing the study's own (e.g. '0' for a "
+                         "level check with many repetitions; use another --out)")
     ap.add_argument("--n-jobs", type=int, default=None,
                     help="joblib workers over repetitions (default: one process)")
     args = ap.parse_args(argv)
@@ -205,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [k for k in keys if k not in STUDIES]
     if unknown:
         ap.error(f"unknown studies {unknown}; choose among {list(STUDIES)}")
+    effects = tuple(float(e) for e in args.effects.split(",") if e.strip()) or None
     out = Path(args.out)
     reps, B = (10, 99) if args.quick else (args.reps, args.B)
     if args.quick:
@@ -217,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         st = STUDIES[key]
         t0 = time.time()
         n = max(10, st.n // 2) if args.quick else st.n
-        res = run_study(st, reps, B, out, args.n_jobs, n=n)
+        res = run_study(st, reps, B, out, args.n_jobs, n=n, effects=effects)
         tab = res.table()
         tab.to_csv(out / f"power_{key}.csv", index=False, float_format="%.4g")
         labels = list(TWO_SAMPLE_TESTS if st.kind == "two_sample" else INDEPENDENCE_TESTS)
@@ -225,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"n = {n}{' per sample' if st.kind == 'two_sample' else ' pairs'}, {reps} "
               f"repetitions, B = {B}, alpha = 0.05, {time.time() - t0:.0f} s\n", flush=True)
         print(markdown(tab, st, labels), flush=True)
-        if plots is not None:
+        if plots is not None and effects is None:
             plot(res, st, plots / f"{key}.png")
     return 0
 
