@@ -96,3 +96,15 @@ def test_the_reference_cases_cover_rejection_and_not():
     """The pinned cases include a rejection and a non-rejection of each published test."""
     assert {c["reject"] for c in REF["mmdagg"]} == {0, 1}
     assert {c["reject"] for c in REF["mmdfuse"]} == {0, 1}
+
+
+def test_mmdagg_weights_equal_the_authors():
+    """``weights(kind, m)`` equals the authors' ``create_weights`` for m = 1..12 (the
+    centred weights of an even m use ``+ 1/2``; they once used ``+ 1``)."""
+    from kmtests.null.combine import weights
+
+    ref = json.loads((Path(__file__).parent / "reference" / "weights_reference.json")
+                     .read_text())["weights"]
+    for kind, by_m in ref.items():
+        for m, w in by_m.items():
+            np.testing.assert_allclose(weights(kind, int(m)), w, rtol=1e-13, err_msg=kind)

@@ -4,10 +4,11 @@ The linear-time statistics (``engine="block"``, ``"linear"``; see
 :mod:`kmtests.statistics.linear_time`) are means of ``K`` independent, identically
 distributed terms. Their null distribution is asymptotically normal; at small
 ``K`` the standard error estimated from the terms makes the normal reference
-anti-conservative (measured at a nominal 5%: 15% with ``K = 2`` pairs, 9% with
-4, 6.6% with 12), while the Student-t reference with ``K - 1`` degrees of
-freedom — the exact null of the studentised mean of normal terms — stays at or
-below the level for every ``K`` measured (2-5%; ``benchmarks/README.md``). The
+anti-conservative (measured at a nominal 5%, 3000 data sets per cell: 14-15%
+with ``K = 2`` pairs, 9.4-9.8% with 4, 6.1-6.5% with 12), while the Student-t
+reference with ``K - 1`` degrees of freedom — the exact null of the studentised
+mean of normal terms — stays at or near the level for every ``K`` measured
+(1.4-5.7%, no interval above 5%; ``benchmarks/README.md``). The
 t reference is the default; ``reference="normal"`` gives the published one.
 """
 

@@ -213,6 +213,7 @@ def lambda_grid(trace: float, count: int = 10) -> np.ndarray:
 
     Examples
     --------
+    >>> from kmtests.statistics.spectral import lambda_grid
     >>> print(lambda_grid(1.0, 3))
     [1.00000000e-06 3.16227766e-03 1.00000000e+01]
     """
