@@ -158,7 +158,10 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
     t_obs = observed if out.statistic is None else float(out.statistic)
     params = {**prepared.params, **{k: reportable(v) for k, v in obs_params.items()}}
     notes = engine.notes(statistic.label(), problem.n) + list(prepared.notes)
-    if statistic.unbiased and prepared.combination is None and t_obs < 0:
+    restricted = getattr(problem.scheme, "restriction", None) is not None
+    if statistic.unbiased and prepared.combination is None and t_obs < 0 and not restricted:
+        # (with strata or blocks the statistic's null mean need not be zero: paired
+        # observations enter its cross terms)
         notes.append("the unbiased statistic is negative; it estimates a non-negative "
                      "quantity without bias, so it is negative about half the time when the "
                      "null hypothesis holds")

@@ -101,3 +101,19 @@ def test_block_permutations_keep_the_level_on_autocorrelated_series():
     print(f"AR(1) phi = 0.8, n = 200: plain {plain}/{reps}, blocks of 20 {blocks}/{reps}")
     assert plain > hi
     assert blocks <= hi
+
+
+def test_reports_name_the_restricted_permutations():
+    gen = np.random.default_rng(6)
+    x, y = gen.normal(size=40), gen.normal(size=40)
+    res = kmtests.independence_test(x, y, blocks=10, n_resamples=999, rng=1)
+    assert "(all 24 arrangements of 4 blocks of 10 consecutive rows)" in " ".join(
+        str(res).split())
+    assert res.details["permutations"] == "of 4 blocks of 10 consecutive rows"
+    strata = np.repeat(np.arange(8), 5)
+    res = kmtests.independence_test(x, y, strata=strata, n_resamples=999, rng=1)
+    assert "999 random permutations within 8 strata)" in " ".join(str(res).split())
+    assert "Permuted: within 8 strata" in res.summary().as_text()
+    assert res.to_dict()["details"]["permutations"] == "within 8 strata"
+    plain = kmtests.independence_test(x, y, n_resamples=99, rng=1)
+    assert "permutations" not in plain.details and "Permuted" not in plain.summary().as_text()

@@ -330,6 +330,7 @@ class PermutationMethod(ResamplingMethod):
             out: NullOutcome = prepared.combination.combine(observed, null, scales, plan.exact,
                                                             prepared)
             out.n_resamples, out.exact = plan.n_resamples, plan.exact
+            out.details = {**(out.details or {}), **_restriction(problem.scheme)}
             return out
         t_obs = float(np.asarray(observed.stat).reshape(-1)[0])
         s_obs = float(np.asarray(observed.scale).reshape(-1)[0])
@@ -338,18 +339,24 @@ class PermutationMethod(ResamplingMethod):
         tol = tie_tolerance(s_obs, scales1)
         warn_if_constant(t_obs, null1, tol, prepared.what)
         pval, count = pvalue_upper(t_obs, null1, plan.exact, tol)
-        return NullOutcome(pval, null1, plan.exact, plan.n_resamples, count)
+        return NullOutcome(pval, null1, plan.exact, plan.n_resamples, count,
+                           details=_restriction(problem.scheme))
 
     # -- the report ---------------------------------------------------------------------------
     def describe(self, res: ResultLike) -> str:
+        within = _restricted(res)
+        within = f" {within}" if within else ""
         if res.exact:
-            return f"exact permutation p-value (all {res.n_resamples} arrangements)"
-        return f"permutation p-value (based on {res.n_resamples} random permutations)"
+            return f"exact permutation p-value (all {res.n_resamples} arrangements{within})"
+        return (f"permutation p-value (based on {res.n_resamples} random permutations"
+                f"{within})")
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
+        within = _restricted(res)
+        extra = [("Permuted", within)] if within else []
         if res.exact:
-            return [("Null", "exact permutation"), ("Arrangements", res.n_resamples)]
-        return [("Null", "permutation"), ("Resamples", res.n_resamples),
+            return [("Null", "exact permutation"), ("Arrangements", res.n_resamples), *extra]
+        return [("Null", "permutation"), ("Resamples", res.n_resamples), *extra,
                 ("Seed", "-" if res.seed is None else res.seed)]
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:
@@ -360,3 +367,14 @@ class PermutationMethod(ResamplingMethod):
         return [f"p {conf} MC low/high: the Clopper-Pearson {conf} interval of the exact "
                 "permutation p-value, i.e. the Monte Carlo error of the p-value (not an "
                 "interval for the statistic); p-value = (1 + #{T_b >= T}) / (1 + B)."]
+
+
+def _restriction(scheme: Any) -> dict[str, Any]:
+    """The result's record of a restricted scheme (strata, blocks), or nothing."""
+    what = getattr(scheme, "restriction", None)
+    return {} if what is None else {"permutations": what}
+
+
+def _restricted(res: Any) -> str | None:
+    details = getattr(res, "details", None) or {}
+    return details.get("permutations")

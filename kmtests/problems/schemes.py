@@ -123,6 +123,11 @@ class Scheme(abc.ABC):
         """The data's own arrangement as a (1, n) batch."""
         return np.arange(self.n, dtype=np.int64)[None, :]
 
+    @property
+    def restriction(self) -> str | None:
+        """How the arrangements are restricted, for reports (None: not restricted)."""
+        return None
+
 
 @dataclass(frozen=True)
 class Split(Scheme):
@@ -179,6 +184,7 @@ class KWay(Scheme):
 
     Examples
     --------
+    >>> from kmtests.problems.schemes import KWay
     >>> s = KWay((1, 1, 2))
     >>> s.count(100), [p.tolist() for p in s.enumerate()][:3]
     (12, [[0, 1, 2, 3], [0, 2, 1, 3], [0, 3, 1, 2]])
@@ -228,6 +234,8 @@ class Within(Scheme):
 
     Examples
     --------
+    >>> from kmtests.problems.schemes import Within
+    >>> import numpy as np
     >>> s = Within(np.array([0, 1, 0, 1]), n_x=2)   # pooled x_0, x_1, y_0, y_1; pairs 0, 1
     >>> s.count(100), [p.tolist() for p in s.enumerate()]   # swap within each pair
     (4, [[0, 1, 2, 3], [0, 3, 2, 1], [2, 1, 0, 3], [2, 3, 0, 1]])
@@ -245,6 +253,10 @@ class Within(Scheme):
     @property
     def groups(self) -> list[np.ndarray]:
         return _labels_groups(self.labels)
+
+    @property
+    def restriction(self) -> str:
+        return f"within {len(self.groups)} strata"
 
     def count(self, cap: int) -> int | None:
         counts: list[int | None] = []
@@ -305,6 +317,7 @@ class Blocks(Scheme):
 
     Examples
     --------
+    >>> from kmtests.problems.schemes import Blocks
     >>> Blocks(6, 2).count(100), next(Blocks(6, 2).enumerate()).tolist()
     (6, [0, 1, 2, 3, 4, 5])
     """
@@ -323,6 +336,10 @@ class Blocks(Scheme):
     def blocks(self) -> list[np.ndarray]:
         return [np.arange(s, min(s + self.length, self.size), dtype=np.int64)
                 for s in range(0, self.size, self.length)]
+
+    @property
+    def restriction(self) -> str:
+        return f"of {len(self.blocks)} blocks of {self.length} consecutive rows"
 
     def count(self, cap: int) -> int | None:
         b = len(self.blocks)
@@ -360,6 +377,7 @@ class Independent(Scheme):
 
     Examples
     --------
+    >>> from kmtests.problems.schemes import Independent
     >>> s = Independent(3, 3)
     >>> s.count(100), s.n, next(s.enumerate()).tolist()
     (36, 6, [0, 1, 2, 0, 1, 2])
