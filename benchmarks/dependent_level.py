@@ -8,16 +8,19 @@ Two studies, at alpha = 0.05, through the package itself:
 * ``ar1``: two independent AR(1) series (phi = 0.8, n = 200, stationary start), the
   HSIC test with plain permutations, block permutations (``blocks=10, 20``) and the
   wild bootstrap of ``HSIC_b`` with Rademacher and AR(1) multipliers
-  (``process="ar"``, ``length=5, 20``); every null sees the same data sets.
+  (``process="ar"``, ``length=5, 20``); every null sees the same data sets;
+* ``ar1-long``: the same series at n = 500 and 1000 (``--reps`` default 200), the
+  AR wild bootstrap (``length=20, 50``) and ``blocks=25``.
 
 Gaussian kernels with the median heuristic, 199 resamples per test, ``--reps`` data
-sets per cell (default 1000 for ``iid``, 300 for ``ar1``), seeded per cell.
+sets per cell (default 1000 for ``iid``, 300 for ``ar1``, 200 for ``ar1-long``), seeded
+per cell.
 Rejection rates with Clopper-Pearson 95% intervals; writes
 ``benchmarks/results/dependent_level.csv`` and prints a Markdown table.
 
 Run from the repository root (one process, BLAS and numba on one thread)::
 
-    .venv/bin/python benchmarks/dependent_level.py             # both studies
+    .venv/bin/python benchmarks/dependent_level.py             # all three studies
     .venv/bin/python benchmarks/dependent_level.py --reps 50   # smoke run
 """
 
@@ -85,6 +88,15 @@ AR1: dict[str, Callable[[np.ndarray, np.ndarray, int], float]] = {
 }
 
 
+LONG: dict[str, Callable[[np.ndarray, np.ndarray, int], float]] = {
+    "wild, ar, length=20": AR1["wild, ar, length=20"],
+    "wild, ar, length=50": lambda x, y, i: independence_test(
+        x, y, method=_wild(i, process="ar", length=50.0)).pvalue,
+    "blocks=25": lambda x, y, i: independence_test(x, y, blocks=25, n_resamples=B,
+                                                   rng=i).pvalue,
+}
+
+
 def _rows(study: str, n: int, counts: dict[str, int], reps: int) -> list[dict[str, Any]]:
     rows = []
     for null, r in counts.items():
@@ -107,12 +119,14 @@ def iid(reps: int, ns: tuple[int, ...] = (20, 50, 100)) -> list[dict[str, Any]]:
     return rows
 
 
-def ar(reps: int, n: int = 200, phi: float = 0.8) -> list[dict[str, Any]]:
+def ar(reps: int, n: int = 200, phi: float = 0.8,
+       nulls: dict[str, Callable[[np.ndarray, np.ndarray, int], float]] = AR1
+       ) -> list[dict[str, Any]]:
     gen = np.random.default_rng(seed_of("ar1", n, phi))
-    counts = dict.fromkeys(AR1, 0)
+    counts = dict.fromkeys(nulls, 0)
     for i in range(reps):
         x, y = ar1(gen, n, phi), ar1(gen, n, phi)
-        for name, test in AR1.items():
+        for name, test in nulls.items():
             counts[name] += test(x, y, i) <= ALPHA
     return _rows(f"ar1 phi={phi}", n, counts, reps)
 
@@ -120,8 +134,8 @@ def ar(reps: int, n: int = 200, phi: float = 0.8) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=None,
-                    help="data sets per cell (default 1000 iid, 300 ar1)")
-    ap.add_argument("--studies", default="iid,ar1")
+                    help="data sets per cell (default 1000 iid, 300 ar1, 200 ar1-long)")
+    ap.add_argument("--studies", default="iid,ar1,ar1-long")
     ap.add_argument("--out", default=str(HERE / "results" / "dependent_level.csv"))
     args = ap.parse_args(argv)
     rows: list[dict[str, Any]] = []
@@ -133,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     if "ar1" in studies:
         rows += ar(args.reps or 300)
         print(f"ar1 done ({time.time() - t0:.0f} s)", flush=True)
+    if "ar1-long" in studies:
+        for n in (500, 1000):
+            rows += ar(args.reps or 200, n=n, nulls=LONG)
+        print(f"ar1-long done ({time.time() - t0:.0f} s)", flush=True)
     tab = pd.DataFrame(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
