@@ -102,7 +102,12 @@ class WildBootstrap(ResamplingMethod):
     Notes
     -----
     Applies to ``MMD^2_u``, ``MMD^2_b`` and ``HSIC_b`` with the KME (uniform
-    weights) on the in-memory engine.
+    weights) on the in-memory engine. Measured at the 5% level
+    (``benchmarks/dependent_level.py``): on i.i.d. data with Rademacher
+    multipliers 6-8% at n = 20, 4.6-5.9% at n = 50-100; HSIC on two independent
+    AR(1) series (phi = 0.8) with ``process="ar"``, ``length=20``: 10% at
+    n = 200, 7-7.5% at n = 500-1000, where block permutations
+    (``blocks=``) hold the level.
 
     References
     ----------
