@@ -32,7 +32,7 @@ def _band(reps):
     return stats.binom.ppf(0.005, reps, ALPHA), stats.binom.ppf(0.995, reps, ALPHA)
 
 
-# -- the wild bootstrap on i.i.d. nulls ------------------------------------------------------------
+# -- the wild bootstrap on i.i.d. nulls -----------------------------------------------------------
 def _wild_two_sample_rejections(statistic, n_x, n_y, reps, seed):
     gen = np.random.default_rng(seed)
     rej = 0
@@ -162,7 +162,7 @@ def test_ar_wild_bootstrap_keeps_its_level_on_strongly_dependent_series():
 
 
 @pytest.mark.slow
-def test_permutation_hsic_overrejects_on_moderate_dependence_and_the_ar_wild_bootstrap_is_near_the_level():
+def test_ar_wild_bootstrap_is_near_the_level_on_moderate_dependence():
     """phi = 0.5, n = 250, 400 series pairs: permutations 54/400 (13.5%, above the band
     [10, 32]); WildBootstrap(process="ar", length=5) 34/400 (8.5%). Its level is close to,
     not at, 5%: 6.7-7.5% over 2000 pairs for lengths 2-10 (band [79, 122]: 134-149), 6.6%
@@ -176,7 +176,7 @@ def test_permutation_hsic_overrejects_on_moderate_dependence_and_the_ar_wild_boo
     assert lo <= wild <= 2 * ALPHA * reps and wild < perm, (wild, perm)
 
 
-# -- the linear-time tests at small n --------------------------------------------------------------
+# -- the linear-time tests at small n -------------------------------------------------------------
 def _linear_time_rejections(engine, n, reps, seed, method=None):
     gen = np.random.default_rng(seed)
     rej = 0

@@ -271,3 +271,44 @@ def test_wild_bootstrap_draws_do_not_depend_on_the_batch_for_each_process():
             res = kmtests.independence_test(x, y, method=WildBootstrap(batch=batch, **kw))
             np.testing.assert_array_equal(res.null_distribution, ref.null_distribution)
 
+
+
+# -- the aggregated faces: calibrated by permutations only ----------------------------------------
+AGGREGATED = {
+    "two_sample": lambda x, y, **kw: kmtests.aggregated_two_sample_test(x, y, bandwidths=2,
+                                                                        **kw),
+    "independence": lambda x, y, **kw: kmtests.aggregated_independence_test(
+        x, y, bandwidths_x=2, bandwidths_y=2, **kw),
+}
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("problem", sorted(AGGREGATED))
+def test_aggregated_faces_take_permutations_and_refuse_other_methods_before_any_gram(
+        problem, method, monkeypatch):
+    """The aggregated tests take ``null=PermutationMethod(...)``; any other method object is
+    refused (a TypeError: the argument has the wrong type) before a kernel matrix exists."""
+    gen = np.random.default_rng(8)
+    x, y = gen.normal(size=(10, 2)), gen.normal(size=(10, 2))
+    if method == "permutation":
+        res = AGGREGATED[problem](x, y, null=_method_object(method))
+        assert 0.0 < res.pvalue <= 1.0
+        return
+
+    def boom(*a, **k):
+        raise GramBuilt("a kernel matrix was built before the refusal")
+
+    monkeypatch.setattr(Kernel, "centred_gram", boom)
+    with pytest.raises(TypeError, match="PermutationMethod"):
+        AGGREGATED[problem](x, y, null=_method_object(method))
+
+
+@pytest.mark.parametrize("combination", ["mmdagg", "fuse"])
+def test_aggregated_seeded_pvalue_is_the_same_for_every_batch(combination):
+    gen = np.random.default_rng(9)
+    x, y = gen.normal(size=(14, 1)), gen.normal(size=(14, 2))
+    runs = [AGGREGATED["independence"](x, y, method=combination, n_resamples=250, rng=4,
+                                       n_jobs=1, batch=batch) for batch in (None, 1, 9, 250)]
+    for res in runs[1:]:
+        assert res.pvalue == runs[0].pvalue and res.statistic == runs[0].statistic
+        np.testing.assert_array_equal(res.null_distribution, runs[0].null_distribution)
