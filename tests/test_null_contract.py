@@ -1,0 +1,314 @@
+"""The null-method contract: every permutation scheme and every registered null method,
+through the same checks.
+
+In the spirit of ``tests/test_contract.py`` (the estimator contract): the checks run
+over the schemes of :mod:`kmtests.problems.schemes` and the registry
+:data:`kmtests.null.METHODS`, so a scheme or method added without meeting the
+contract fails here.
+
+(a) Schemes: ``count(cap)`` is the number of rows ``enumerate()`` yields (None below
+    it), ``enumerate()`` yields every distinct arrangement once with the identity
+    first, ``random()`` rows are permutations, drawn from the stream whatever the batch
+    (3 then 7 rows are the 10 rows of one draw).
+(b) Applicability: every method against every statistic/engine combination the faces
+    build either applies (a p-value in (0, 1]) or is refused with a ``ValueError``
+    before any Gram matrix, tile or feature map is built. Which cells apply is stated
+    here from the documented rules (permutation: every statistic but the linear-time
+    ones; gamma: MMD^2_b, HSIC_b with the KME in memory; normal: the linear-time
+    statistics only; wild: MMD^2_u, MMD^2_b, HSIC_b with the KME in memory), so a
+    method that starts to apply, or stops, where it should not fails the table.
+(c) Reproducibility: a seeded method gives the same p-value (and null distribution)
+    for every `batch` on one thread, on two threads, and across runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import kmtests
+from kmtests.engines import lowrank
+from kmtests.engines.tiles import KernelTiles
+from kmtests.kernels import Kernel
+from kmtests.null import METHODS, WildBootstrap
+from kmtests.problems.schemes import Pairing, Scheme, Split
+
+
+# -- (a) schemes --------------------------------------------------------------------------------
+SCHEMES = [Split(1, 1), Split(1, 3), Split(2, 3), Split(3, 3), Split(4, 2), Split(5, 5),
+           Pairing(1), Pairing(2), Pairing(4), Pairing(6)]
+
+
+def _concrete(cls):
+    out = set()
+    for sub in cls.__subclasses__():
+        if not getattr(sub, "__abstractmethods__", None):
+            out.add(sub)
+        out |= _concrete(sub)
+    return out
+
+
+def _arrangement(scheme, row):
+    """What the arrangement means: the set of points called x (split), or the pairing."""
+    return frozenset(row[:scheme.n_x].tolist()) if isinstance(scheme, Split) else tuple(row)
+
+
+def _size(scheme):
+    return (math.comb(scheme.n, scheme.n_x) if isinstance(scheme, Split)
+            else math.factorial(scheme.n))
+
+
+def test_every_scheme_class_is_in_the_contract():
+    assert {type(s) for s in SCHEMES} == _concrete(Scheme)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=repr)
+def test_count_is_the_number_of_enumerated_rows(scheme):
+    rows = list(scheme.enumerate())
+    N = len(rows)
+    assert N == _size(scheme)              # C(n, n_x) splits, n! pairings
+    assert scheme.count(N) == N and scheme.count(10 ** 9) == N
+    assert scheme.count(N - 1) is None     # above the cap: a Monte Carlo test
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=repr)
+def test_enumerate_yields_distinct_arrangements_identity_first(scheme):
+    rows = np.array(list(scheme.enumerate()))
+    assert rows.dtype == np.int64 and rows.shape == (_size(scheme), scheme.n)
+    np.testing.assert_array_equal(rows[0], np.arange(scheme.n))
+    np.testing.assert_array_equal(scheme.identity(), rows[:1])
+    np.testing.assert_array_equal(np.sort(rows, axis=1), np.tile(np.arange(scheme.n),
+                                                                 (len(rows), 1)))
+    meaning = [_arrangement(scheme, r) for r in rows]
+    assert len(set(meaning)) == len(meaning)  # no arrangement twice (a split is a set)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=repr)
+def test_random_rows_are_permutations_from_the_stream(scheme):
+    ten = scheme.random(np.random.default_rng(7), 10)
+    gen = np.random.default_rng(7)
+    three_then_seven = np.vstack([scheme.random(gen, 3), scheme.random(gen, 7)])
+    np.testing.assert_array_equal(ten, three_then_seven)
+    assert ten.dtype == np.int64 and ten.flags.c_contiguous and ten.shape == (10, scheme.n)
+    np.testing.assert_array_equal(np.sort(ten, axis=1), np.tile(np.arange(scheme.n), (10, 1)))
+
+
+@pytest.mark.parametrize("scheme", [Split(2, 3), Pairing(4)], ids=repr)
+def test_random_arrangements_are_uniform(scheme):
+    """Chi-square of 12000 draws over the C(5, 2) = 10 splits / 4! = 24 pairings."""
+    rows = scheme.random(np.random.default_rng(11), 12000)
+    index = {a: i for i, a in enumerate(_arrangement(scheme, r) for r in scheme.enumerate())}
+    counts = np.bincount([index[_arrangement(scheme, r)] for r in rows], minlength=len(index))
+    assert stats.chisquare(counts).pvalue > 1e-3, counts
+
+
+def test_huge_schemes_are_counted_without_computing_them():
+    assert Split(10 ** 6, 10 ** 6).count(10 ** 4) is None
+    assert Pairing(21).count(10 ** 30) is None and Pairing(20).count(10 ** 30) == \
+        math.factorial(20)
+
+
+# -- (b) every method against every statistic and engine ----------------------------------------
+TWO_SAMPLE_STATISTICS = {
+    "MMD_u[kme]": dict(statistic="unbiased"),
+    "MMD_b[kme]": dict(statistic="biased"),
+    "MMD_u[skmse]": dict(estimator="skmse", statistic="unbiased"),
+    "MMD_b[fkmse]": dict(estimator="fkmse", statistic="biased"),
+    "regularized": dict(statistic="regularized", lam=0.1),
+    "regularized-grid": dict(statistic="regularized"),
+}
+INDEPENDENCE_STATISTICS = {
+    "HSIC_b[kme]": dict(statistic="biased"),
+    "HSIC_u[kme]": dict(statistic="unbiased"),
+    "NOCCO": dict(statistic="regularized", lam=0.1),
+    "NOCCO-grid": dict(statistic="regularized"),
+}
+ENGINES = ["exact", "streamed", "nystrom", "rff"]
+LINEAR_TIME = ["block", "linear"]   # engine names of two_sample_test for those statistics
+
+CELLS = ([("two_sample", s, e) for s, e in itertools.product(TWO_SAMPLE_STATISTICS, ENGINES)]
+         + [("two_sample", e, e) for e in LINEAR_TIME]
+         + [("independence", s, e)
+            for s, e in itertools.product(INDEPENDENCE_STATISTICS, ENGINES)])
+
+
+def statistic_runs(problem, stat, engine):
+    """The statistic/engine combinations the faces run (the engine contract)."""
+    if stat in LINEAR_TIME:
+        return True
+    if problem == "independence" and engine == "streamed":
+        return False  # not an engine of the independence test
+    uniform_kme = stat in ("MMD_u[kme]", "MMD_b[kme]", "MMD_u[skmse]", "HSIC_b[kme]",
+                           "HSIC_u[kme]")
+    return engine == "exact" or uniform_kme
+
+
+def method_applies(method, problem, stat, engine):
+    """The documented applicability of each registered method."""
+    if not statistic_runs(problem, stat, engine):
+        return False
+    if method == "permutation":
+        return stat not in LINEAR_TIME
+    if method == "normal":
+        return stat in LINEAR_TIME
+    if method == "gamma":
+        return engine == "exact" and stat in ("MMD_b[kme]", "HSIC_b[kme]")
+    if method == "wild":
+        return engine == "exact" and stat in ("MMD_u[kme]", "MMD_b[kme]", "HSIC_b[kme]")
+    raise AssertionError(f"method {method!r} is registered but not in the contract table")
+
+
+def _method_object(name):
+    cls = METHODS[name]
+    return cls(n_resamples=19, rng=0) if "n_resamples" in cls.test_options else cls()
+
+
+def _method_keywords(name):
+    cls = METHODS[name]
+    return (dict(n_resamples=19, rng=0) if "n_resamples" in cls.test_options else {})
+
+
+def _run(problem, stat, engine, **method):
+    gen = np.random.default_rng(4)
+    if problem == "two_sample":
+        x, y = gen.normal(size=(10, 2)), gen.normal(size=(10, 2))
+        if stat in LINEAR_TIME:
+            return kmtests.two_sample_test(x, y, engine=stat, **method)
+        kw = dict(TWO_SAMPLE_STATISTICS[stat], engine=engine)
+        test = kmtests.two_sample_test
+    else:
+        x, y = gen.normal(size=(12, 1)), gen.normal(size=(12, 2))
+        kw = dict(INDEPENDENCE_STATISTICS[stat], engine=engine)
+        test = kmtests.independence_test
+    if engine in ("nystrom", "rff"):
+        kw["n_features"] = 5
+    return test(x, y, **kw, **method)
+
+
+class GramBuilt(Exception):
+    pass
+
+
+def test_every_registered_method_is_in_the_table():
+    for name in METHODS:
+        method_applies(name, "two_sample", "MMD_b[kme]", "exact")  # raises if unknown
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("problem, stat, engine", CELLS,
+                         ids=[f"{p}-{s}-{e}" for p, s, e in CELLS])
+def test_method_applies_or_is_refused_before_any_gram(problem, stat, engine, method,
+                                                      monkeypatch):
+    if method_applies(method, problem, stat, engine):
+        for given in (dict(method=_method_object(method)),
+                      dict(method=method, **_method_keywords(method))):
+            res = _run(problem, stat, engine, **given)
+            assert 0.0 < res.pvalue <= 1.0, res.pvalue
+            assert isinstance(res.method, METHODS[method])
+        return
+
+    def boom(*a, **k):
+        raise GramBuilt("a kernel matrix was built before the refusal")
+
+    monkeypatch.setattr(Kernel, "centred_gram", boom)
+    monkeypatch.setattr(KernelTiles, "__init__", boom)
+    monkeypatch.setattr(lowrank, "feature_map", boom)
+    for given in (dict(method=_method_object(method)),
+                  dict(method=method, **_method_keywords(method))):
+        with pytest.raises(ValueError):
+            _run(problem, stat, engine, **given)
+
+
+def test_the_table_has_cells_of_both_kinds_for_every_method():
+    for name in METHODS:
+        outcomes = {method_applies(name, *cell) for cell in CELLS}
+        assert outcomes == {True, False}, name
+
+
+# -- (c) reproducibility ------------------------------------------------------------------------
+REPRO = [("two_sample", "MMD_u[kme]", "exact"), ("two_sample", "MMD_b[kme]", "exact"),
+         ("two_sample", "MMD_u[kme]", "nystrom"), ("two_sample", "block", "block"),
+         ("independence", "HSIC_b[kme]", "exact"), ("independence", "NOCCO-grid", "exact")]
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_seeded_pvalue_is_the_same_for_every_batch_thread_count_and_run(method):
+    cls = METHODS[method]
+    cells = [c for c in REPRO if method_applies(method, *c)]
+    assert cells
+    for cell in cells:
+        if "batch" not in cls.test_options:  # gamma, normal: nothing random, no batches
+            a, b = _run(*cell, method=cls()), _run(*cell, method=cls())
+            assert (a.statistic, a.pvalue) == (b.statistic, b.pvalue)
+            with pytest.raises(ValueError, match="batch"):
+                _run(*cell, method=method, batch=5)
+            continue
+        runs = {batch: _run(*cell, method=cls(n_resamples=300, rng=5, batch=batch, n_jobs=1))
+                for batch in (None, 1, 7, 64, 128, 300)}
+        ref = runs[None]
+        again = _run(*cell, method=cls(n_resamples=300, rng=5, n_jobs=1))
+        two = _run(*cell, method=cls(n_resamples=300, rng=5, n_jobs=2))
+        for batch, res in list(runs.items()) + [("again", again)]:
+            assert res.pvalue == ref.pvalue, (cell, batch)
+            np.testing.assert_array_equal(res.null_distribution, ref.null_distribution)
+        assert two.pvalue == ref.pvalue, cell
+        other = _run(*cell, method=cls(n_resamples=300, rng=6, n_jobs=1))
+        assert not np.array_equal(other.null_distribution, ref.null_distribution)  # seeded
+
+
+def test_wild_bootstrap_draws_do_not_depend_on_the_batch_for_each_process():
+    gen = np.random.default_rng(2)
+    x = gen.normal(size=(40, 1))
+    y = x + gen.normal(size=(40, 1))
+    for process in ("rademacher", "ar"):
+        kw = dict(n_resamples=333, rng=3, process=process, length=5.0)
+        ref = kmtests.independence_test(x, y, method=WildBootstrap(**kw))
+        for batch in (1, 200, 1000):
+            res = kmtests.independence_test(x, y, method=WildBootstrap(batch=batch, **kw))
+            np.testing.assert_array_equal(res.null_distribution, ref.null_distribution)
+
+
+
+# -- the aggregated faces: calibrated by permutations only ----------------------------------------
+AGGREGATED = {
+    "two_sample": lambda x, y, **kw: kmtests.aggregated_two_sample_test(x, y, bandwidths=2,
+                                                                        **kw),
+    "independence": lambda x, y, **kw: kmtests.aggregated_independence_test(
+        x, y, bandwidths_x=2, bandwidths_y=2, **kw),
+}
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("problem", sorted(AGGREGATED))
+def test_aggregated_faces_take_permutations_and_refuse_other_methods_before_any_gram(
+        problem, method, monkeypatch):
+    """The aggregated tests take ``null=PermutationMethod(...)``; any other method object is
+    refused (a TypeError: the argument has the wrong type) before a kernel matrix exists."""
+    gen = np.random.default_rng(8)
+    x, y = gen.normal(size=(10, 2)), gen.normal(size=(10, 2))
+    if method == "permutation":
+        res = AGGREGATED[problem](x, y, null=_method_object(method))
+        assert 0.0 < res.pvalue <= 1.0
+        return
+
+    def boom(*a, **k):
+        raise GramBuilt("a kernel matrix was built before the refusal")
+
+    monkeypatch.setattr(Kernel, "centred_gram", boom)
+    with pytest.raises(TypeError, match="PermutationMethod"):
+        AGGREGATED[problem](x, y, null=_method_object(method))
+
+
+@pytest.mark.parametrize("combination", ["mmdagg", "fuse"])
+def test_aggregated_seeded_pvalue_is_the_same_for_every_batch(combination):
+    gen = np.random.default_rng(9)
+    x, y = gen.normal(size=(14, 1)), gen.normal(size=(14, 2))
+    runs = [AGGREGATED["independence"](x, y, method=combination, n_resamples=250, rng=4,
+                                       n_jobs=1, batch=batch) for batch in (None, 1, 9, 250)]
+    for res in runs[1:]:
+        assert res.pvalue == runs[0].pvalue and res.statistic == runs[0].statistic
+        np.testing.assert_array_equal(res.null_distribution, runs[0].null_distribution)
