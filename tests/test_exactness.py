@@ -203,13 +203,6 @@ def test_two_sample_is_exact_on_tied_data(name, test, kw):
 
 # -- defects found by enumeration ---------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "spectral-regularised MMD over a lambda grid is not exact when filtered operators are "
-    "the full projection (cut-off/Showalter at lam below every eigenvalue): MMD^2_u is 0 "
-    "for every split in exact arithmetic, but the computed values are rounding noise up "
-    "to 1.3e-11, above the tie tolerance (1.6e-12), and depend on the row order of the "
-    "input; measured: 8 of 126 splits reject at 0.05 (6 allowed), N(0, I_2) data, seed 3, "
-    "n_x=4, n_y=5, lam=[1e-8, 1e-7], filter='cutoff' (same with 'showalter'; also 0.2)"))
 @pytest.mark.parametrize("filt", ["cutoff", "showalter"])
 def test_spectral_grid_with_full_projection_members_is_exact(filt):
     ps = two_sample_pvalues(MMD, normal_pooled(3, 9), 4, statistic="regularized",
@@ -217,40 +210,38 @@ def test_spectral_grid_with_full_projection_members_is_exact(filt):
     assert_exact(ps, continuous=False)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "the cut-off spectral-regularised MMD with lam below every eigenvalue (its operator is "
-    "the centring projection, MMD^2_u = 0 for every split) reports a p-value set by "
-    "rounding noise that depends on the order of the rows: N(0, I_2) data, seed 3, "
-    "x = z[:4], y = z[4:], all 126 splits enumerated: lam=1e-8 gives p = 0.865 "
-    "(statistic -6.2e-12), the same samples with their rows reordered p = 0.389 "
-    "(statistic 2.8e-12); lam=[1e-8, 1e-7]: 0.810 and 0.151. No "
-    "DegenerateStatisticWarning (the noise exceeds the tie tolerance)"))
 def test_spectral_pvalue_does_not_depend_on_row_order():
+    """The cut-off below the spectrum makes the operator the centring projection and
+    MMD^2_u zero for every split: the test says so (p = 1 with the degenerate warning) in
+    every row order. Before, rounding noise of the eigenvectors' constant component
+    (up to 1.3e-11) gave p = 0.865 or 0.389 by row order (kmtests._gram.centred_spectrum
+    now projects it off)."""
+    from kmtests import DegenerateStatisticWarning
+
     z = normal_pooled(3, 9)
     x, y = z[:4], z[4:]
     kw = dict(statistic="regularized", filter="cutoff", n_resamples=126, rng=0)
     for lam in (1e-8, [1e-8, 1e-7]):
-        a = MMD(x, y, lam=lam, **kw).pvalue
-        b = MMD(x[[2, 0, 3, 1]], y[[4, 0, 2, 1, 3]], lam=lam, **kw).pvalue
-        assert a == b, (lam, a, b)
+        with pytest.warns(DegenerateStatisticWarning):
+            a = MMD(x, y, lam=lam, **kw).pvalue
+        with pytest.warns(DegenerateStatisticWarning):
+            b = MMD(x[[2, 0, 3, 1]], y[[4, 0, 2, 1, 3]], lam=lam, **kw).pvalue
+        assert a == b == 1.0, (lam, a, b)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "fkmse (per-permutation LOOCV) is not exact on tied data: the optimiser's lambda moves "
-    "by ~1e-8 relative with the order of the rows, so splits whose statistics are equal "
-    "(tied points exchanged) differ by ~2e-9, above the tie tolerance; measured on "
-    "Poisson(1.5) data in 2-d, seed 2, n_x=3, n_y=4: 7 of 35 splits have p <= 6/35 "
-    "(also 0.2; with n_x=4, n_y=5, seed 0: 7 of 126 at p <= 0.05, 6 allowed)"))
-def test_fkmse_is_exact_on_tied_data():
-    ps = two_sample_pvalues(MMD, poisson_pooled(2, 7), 3, estimator="fkmse", progress=False)
+@pytest.mark.parametrize("estimator", ["fkmse", "iterated_tikhonov", "tsvd"])
+def test_tuned_estimators_are_exact_on_tied_data(estimator):
+    """A data-driven parameter chosen on every split must not carry the rounding noise of
+    its criterion, which depends on the order of the rows: tuned parameters are rounded
+    (0.01%) and near-ties of the criterion broken by a fixed rule
+    (kmtests.estimators._loocv.stable_argmin); before, fkmse's lambda moved by ~1e-8 with
+    the row order and 7 of 35 splits had p <= 6/35 on these data."""
+    ps = two_sample_pvalues(MMD, poisson_pooled(2, 7), 3, estimator=estimator,
+                            progress=False)
     assert_exact(ps, continuous=False)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "fkmse's exact p-value depends on the order of the rows within a sample: Poisson(1.5) "
-    "data in 2-d, seed 0, n_x=4, n_y=5, all 126 splits enumerated: p = 0.9524 as given, "
-    "0.9683 or 0.9603 with the rows of x and y reordered (statistic moves by ~2e-9)"))
 def test_fkmse_exact_pvalue_does_not_depend_on_row_order():
     z = poisson_pooled(0, 9)
     x, y = z[:4], z[4:]

@@ -316,8 +316,10 @@ def test_mkme_optimum_equals_brute_force_minimum(sample):
     brute = minimize_scalar(lambda u: loocv_literal(x, np.exp(u) * np.eye(2), theta),
                             bounds=(np.log(1e-6 * theta**2), np.log(1e2 * theta**2)),
                             method="bounded", options={"xatol": 1e-9})
-    assert s2 == pytest.approx(np.exp(brute.x), rel=1e-5)
-    assert emb.params["loocv"] <= brute.fun + 1e-13
+    # the optimum is rounded to 0.01% (kmtests.estimators._loocv.quantise_log), so that it
+    # does not carry the rounding noise of the score
+    assert s2 == pytest.approx(np.exp(brute.x), rel=1e-4)
+    assert emb.params["loocv"] <= brute.fun * (1 + 1e-8)
     assert not emb.params["at_boundary"]
     curve = emb.params["loocv_curve"]
     assert len(curve["grid"]) == len(curve["score"]) == 41

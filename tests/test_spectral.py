@@ -161,8 +161,9 @@ def test_fkmse_choice_equals_bruteforce_minimiser(rng):
     j = int(np.argmin([bf(z) for z in zs]))
     res = minimize_scalar(bf, bounds=(zs[j - 1], zs[j + 1]), method="bounded",
                           options={"xatol": 1e-10})
+    # lambda is rounded to 0.01% (quantise_log): its score is within 1e-8 of the minimum
     assert p["loocv"] == pytest.approx(res.fun, rel=1e-9)
-    assert p["loocv"] <= res.fun + 1e-12
+    assert p["loocv"] <= res.fun * (1 + 1e-8)
     assert np.log(p["lam"]) == pytest.approx(res.x, abs=1e-3)
     assert p["loocv"] == pytest.approx(bf(np.log(p["lam"])), rel=1e-12)
     curve = p["loocv_curve"]

@@ -243,6 +243,38 @@ def tsvd_loo(K: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------
 # the lambda search
 # --------------------------------------------------------------------------
+#: scores within this relative distance of the minimum are ties (rounding of the
+#: eigendecomposition and of the sums moves a score by ~1e-13 with the row order)
+SCORE_RTOL = 1e-9
+#: tuned continuous parameters are rounded to this step on the log scale (0.01%)
+LOG_STEP = 1e-4
+
+
+def stable_argmin(scores: np.ndarray, *, last: bool = False) -> int:
+    """The first (or last) index whose score is within :data:`SCORE_RTOL` of the minimum.
+
+    A choice made by an exact test's estimator on every arrangement must not depend
+    on the order of the rows (tied data give arrangements that are the same set of
+    points in another order): near-ties resolved by rounding noise would make equal
+    statistics differ by more than the tie tolerance.
+    """
+    v = np.asarray(scores, dtype=np.float64)
+    finite = np.isfinite(v)
+    if not finite.any():
+        return 0
+    best = float(np.min(v[finite]))
+    near = np.flatnonzero(finite & (v <= best + SCORE_RTOL * max(abs(best), 1e-300)))
+    return int(near[-1] if last else near[0])
+
+
+def quantise_log(value: float) -> float:
+    """`value` rounded to the grid ``exp(LOG_STEP * k)`` (relative step 0.01%), so that a
+    continuous optimum does not carry the rounding noise of its objective."""
+    if not (value > 0 and np.isfinite(value)):
+        return value
+    return float(np.exp(np.round(np.log(value) / LOG_STEP) * LOG_STEP))
+
+
 def search_log_lambda(
     score: Callable[[np.ndarray], np.ndarray], lo: float, hi: float, grid_size: int,
 ) -> tuple[float, float, np.ndarray, np.ndarray]:
@@ -251,19 +283,22 @@ def search_log_lambda(
     `score` maps an array of lambdas to an array of scores. Brent
     (``minimize_scalar(method="bounded")`` on log lambda) refines the best
     grid point within its two neighbours; the refined point is kept only if
-    it is not worse. Ties go to the larger lambda (more shrinkage).
+    it is not worse. Ties go to the larger lambda (more shrinkage); the result is
+    rounded by :func:`quantise_log`, so that it does not depend on the order of
+    the rows (exact permutation tests on tied data).
 
     Returns ``(lam, score_at_lam, grid, grid_scores)``.
     """
     grid = np.geomspace(lo, hi, grid_size)
     vals = np.asarray(score(grid), dtype=np.float64)
-    j = int(grid_size - 1 - np.argmin(vals[::-1]))
+    j = stable_argmin(vals, last=True)
     best_lam, best = float(grid[j]), float(vals[j])
     a, b = np.log(grid[max(j - 1, 0)]), np.log(grid[min(j + 1, grid_size - 1)])
     from scipy.optimize import minimize_scalar  # imported on first use (fast import)
 
     res = minimize_scalar(lambda z: float(score(np.array([np.exp(z)]))[0]),
                           bounds=(a, b), method="bounded", options={"xatol": 1e-7})
-    if res.fun < best:
-        best_lam, best = float(np.exp(res.x)), float(res.fun)
+    if res.fun < best - SCORE_RTOL * abs(best):
+        best_lam = quantise_log(float(np.exp(res.x)))
+        best = float(score(np.array([best_lam]))[0])
     return best_lam, best, grid, vals

@@ -32,6 +32,7 @@ from .._validation import as_sample, check_positive_int
 from ..kernels import ARDGaussian, Gaussian, Kernel, resolve_kernel, sq_distances
 from ._base import Embedding, KernelMeanEstimator, gaussian_bandwidths2, smoothed_gaussian_gram
 from ._rules import Uniform
+from . import _loocv as L
 
 __all__ = ["MKME", "MMKME", "MarginalizedEstimator", "inflated_kernel", "linearized_weights",
            "marginalized_gram", "marginalized_loocv"]
@@ -228,14 +229,17 @@ def _search_isotropic(problem: _Loocv, d: int, lo: float, hi: float,
     """Coarse log-grid, then bounded Brent on log sigma2 around the grid minimum."""
     grid = np.geomspace(lo, hi, grid_size)
     scores = np.array([problem.score(np.full(d, s)) for s in grid])
-    k = int(np.argmin(scores))
+    k = L.stable_argmin(scores)
     a, b = np.log(grid[max(k - 1, 0)]), np.log(grid[min(k + 1, grid_size - 1)])
     from scipy.optimize import minimize_scalar
 
     res = minimize_scalar(lambda u: problem.score(np.full(d, np.exp(u))), bounds=(a, b),
                           method="bounded", options={"xatol": 1e-10})
-    s2, best = (float(np.exp(res.x)), float(res.fun)) if res.fun <= scores[k] \
-        else (float(grid[k]), float(scores[k]))
+    if res.fun < scores[k] - L.SCORE_RTOL * abs(scores[k]):
+        s2 = L.quantise_log(float(np.exp(res.x)))
+        best = float(problem.score(np.full(d, s2)))
+    else:
+        s2, best = float(grid[k]), float(scores[k])
     at_boundary = bool(np.log(s2 / lo) < 1e-3 or np.log(hi / s2) < 1e-3)
     return s2, best, {"grid": grid.tolist(), "score": scores.tolist()}, at_boundary
 
@@ -525,7 +529,9 @@ class MMKME(MarginalizedEstimator):
                        bounds=list(zip(blo, bhi)),
                        options={"maxiter": self.maxiter, "ftol": 1e-13, "gtol": 1e-10})
         u, f = (res.x, float(res.fun)) if res.fun <= f0 else (u0, f0)
-        e = np.exp(u)
+        # rounded (0.01%) so that the choice does not carry the objective's rounding noise,
+        # which depends on the order of the rows (exact tests on tied data)
+        e = np.array([L.quantise_log(float(v)) for v in np.exp(u)])
         edge = ((u - blo < 1e-3) | (bhi - u < 1e-3)).tolist()
         return e, {"diag": e.tolist(), "loocv": f, "loocv_curve": curve, "selection": "loocv",
                    "sigma2_init": s2, "loocv_init": f0, "converged": bool(res.success),

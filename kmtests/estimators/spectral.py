@@ -325,7 +325,7 @@ class _IterativeFilter(_SpectralFilter):
         params: dict[str, Any] = {}
         if self.n_iter is None:
             scores = self._loo_curve(spec, step, self.max_iter)
-            t = int(np.argmin(scores)) + 1  # first minimum: fewest steps
+            t = L.stable_argmin(scores) + 1  # first minimum: fewest steps
             params["loocv_curve"] = _curve(np.arange(1, self.max_iter + 1), scores)
         else:
             t = int(self.n_iter)
@@ -514,7 +514,7 @@ class TSVD(_SpectralFilter):
         params: dict[str, Any] = {}
         if self.rank is None:
             scores = L.tsvd_loo(spec.K)
-            r = int(np.argmin(scores)) + 1
+            r = L.stable_argmin(scores) + 1
             params = {"loocv": float(scores[r - 1]),
                       "loocv_curve": _curve(np.arange(1, n), scores)}
         else:

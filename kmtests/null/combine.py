@@ -35,6 +35,8 @@ spectral-regularised statistics over a grid of lambdas — is computed on the
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
@@ -251,6 +253,19 @@ class _Combination:
         _check_members(T, prepared.what)
         return T, S
 
+    @staticmethod
+    def _warn_if_constant(T: np.ndarray, S: np.ndarray, what: str) -> None:
+        """DegenerateStatisticWarning when every member is the same on every arrangement."""
+        tol = TIE_RTOL * (S + S[0:1, :])
+        if T.shape[0] > 1 and bool(np.all(np.abs(T - T[0:1, :]) <= tol)):
+            from .._warnings import DegenerateStatisticWarning
+
+            warnings.warn(
+                f"every member of {what} is the same for the data and for every "
+                "permutation (to rounding): the aggregated statistic cannot vary with the "
+                "arrangement of these data, so p = 1 carries no evidence either way.",
+                DegenerateStatisticWarning, stacklevel=5)
+
 
 @dataclass(frozen=True)
 class MinP(_Combination):
@@ -273,6 +288,7 @@ class MinP(_Combination):
     def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                 prepared: Any) -> NullOutcome:
         T, S = self._table(observed, null, scales, exact, prepared)
+        self._warn_if_constant(T, S, prepared.what)
         w = weights(self.weights, T.shape[1])
         p, pm, u, count = minp_combination(T, S, w, self.alpha)
         rejects = member_rejections(pm, w, u, p, self.alpha)
@@ -322,6 +338,7 @@ class Fuse(_Combination):
                          "(their statistic is 0 for every arrangement): "
                          + "; ".join(dropped) + "; the prior weights of the others were "
                          "renormalised")
+        self._warn_if_constant(T[:, keep], S[:, keep], prepared.what)
         w = w_all[keep] / w_all[keep].sum()
         F = fuse_statistic(T[:, keep], norms[keep], w, self.nu)
         check_finite_statistic(float(F[0]), F[1:], "the FUSE statistic")

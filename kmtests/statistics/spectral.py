@@ -43,53 +43,17 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._gram import CentredGram
+from .._gram import CentredGram, centred_spectrum
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import _CHUNK, PooledGram, _membership_into, within_sums
 from ..estimators import KME
+from ..estimators.filters import FILTERS, filter_function
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
 from .mmd import describe_kernel
 
 __all__ = ["FILTERS", "SpectralGram", "SpectralMMD", "filter_function", "held_out_spectral",
            "lambda_grid", "lambda_values", "pooled_spectral", "split_held_out"]
-
-
-def _tikhonov(x: np.ndarray, lam: float) -> np.ndarray:
-    return 1.0 / (x + lam)
-
-
-def _showalter(x: np.ndarray, lam: float) -> np.ndarray:
-    out = np.full(np.shape(x), 1.0 / lam)
-    pos = x > 0
-    out[pos] = -np.expm1(-x[pos] / lam) / x[pos]
-    return out
-
-
-def _cutoff(x: np.ndarray, lam: float) -> np.ndarray:
-    out = np.zeros(np.shape(x))
-    keep = x >= lam
-    out[keep] = 1.0 / x[keep]
-    return out
-
-
-def _iterated_tikhonov(x: np.ndarray, lam: float) -> np.ndarray:  # order 2
-    return (x + 2.0 * lam) / (x + lam) ** 2
-
-
-#: spectral filters g_lambda(x) (x >= 0 an eigenvalue of the covariance operator)
-FILTERS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
-    "tikhonov": _tikhonov,                    # 1/(x + lam)
-    "showalter": _showalter,                  # (1 - exp(-x/lam))/x, 1/lam at 0
-    "iterated_tikhonov": _iterated_tikhonov,  # (1 - (lam/(x + lam))^2)/x
-    "cutoff": _cutoff,                        # 1/x for x >= lam, else 0 (spectral cut-off)
-}
-
-
-def filter_function(name: str) -> Callable[[np.ndarray, float], np.ndarray]:
-    from .._validation import check_choice
-
-    return FILTERS[check_choice(name, "filter", tuple(FILTERS))]
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,12 +93,9 @@ class SpectralGram:
 
 
 def _positive_spectrum(Kc: np.ndarray, n_norm: int) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenpairs of a centred Gram matrix with eigenvalue above rounding (descending)."""
-    kappa, U = np.linalg.eigh(Kc)
-    kappa, U = kappa[::-1], U[:, ::-1]
-    top = float(kappa[0]) if kappa.size else 0.0
-    keep = kappa > max(top, 0.0) * Kc.shape[0] * np.finfo(np.float64).eps * 10
-    return kappa[keep], np.ascontiguousarray(U[:, keep])
+    """Eigenpairs of a centred Gram matrix above rounding, descending
+    (:func:`kmtests._gram.centred_spectrum`)."""
+    return centred_spectrum(Kc)
 
 
 def pooled_spectral(cg: CentredGram, filt: Callable[[np.ndarray, float], np.ndarray],
