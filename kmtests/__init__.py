@@ -9,6 +9,8 @@ independence_test, hsic
 k_sample_test, KSampleResult
     Kernel k-sample test (are k samples from one distribution?), with post-hoc
     pairwise tests.
+conditional_independence_test (ci_test), ConditionalIndependenceResult
+    Kernel conditional independence test (KCI) with a tuned regression on z.
 TwoSampleResult, IndependenceResult
     The result objects.
 PermutationMethod, GammaMethod, NormalMethod, null
@@ -42,12 +44,15 @@ from . import null as null
 from .aggregated import aggregated_independence_test as aggregated_independence_test
 from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
 from .compare import compare_estimators as compare_estimators
+from .conditional import ci_test as ci_test
+from .conditional import conditional_independence_test as conditional_independence_test
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .ksample import k_sample_test as k_sample_test
 from .null import GammaMethod as GammaMethod
 from .null import NormalMethod as NormalMethod
 from .null import PermutationMethod as PermutationMethod
+from .results import ConditionalIndependenceResult as ConditionalIndependenceResult
 from .results import IndependenceResult as IndependenceResult
 from .results import KSampleResult as KSampleResult
 from .results import TwoSampleResult as TwoSampleResult
@@ -79,6 +84,9 @@ __all__ = [
     "ApproximationWarning",
     "aggregated_independence_test",
     "aggregated_two_sample_test",
+    "ci_test",
+    "ConditionalIndependenceResult",
+    "conditional_independence_test",
     "DegenerateStatisticWarning",
     "GammaMethod",
     "IndefiniteKernelWarning",

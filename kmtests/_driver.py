@@ -179,7 +179,8 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
         statistic_name=statistic.label(), estimator=statistic.estimator, params=params,
         kernels=prepared.kernels, sizes={**problem.sizes, **prepared.sizes},
         seed=seed_of(method.source_of_randomness), tuning=prepared.tuning,
-        data_name=problem.data_name, details=out.details, notes=tuple(notes),
+        data_name=problem.data_name, details={**prepared.report, **out.details},
+        notes=tuple(notes),
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
         engine=engine.name, engine_info=prepared.engine_info)
     aggregated = out.members is not None

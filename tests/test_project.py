@@ -42,7 +42,8 @@ def test_the_package_type_checks() -> None:
 _FLOORS = [
     ("kmtests", "kmtests.__main__", "kmtests.cli"),
     ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn"),
-    ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample"),
+    ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
+     "kmtests.conditional"),
     ("kmtests._driver",),
     ("kmtests.results",),
     ("kmtests.null",),

@@ -23,6 +23,7 @@ from .spectral import Landweber as Landweber
 from .spectral import NuMethod as NuMethod
 from .marginalized import MKME as MKME
 from .marginalized import MMKME as MMKME
+from .conditional import ConditionalMeanEmbedding as ConditionalMeanEmbedding
 
 ESTIMATORS: dict[str, type[KernelMeanEstimator]] = {
     "kme": KME,

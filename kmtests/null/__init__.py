@@ -1,7 +1,7 @@
 """Null distributions of the kernel tests, as configuration objects.
 
-The tests take ``method="permutation"``, ``"gamma"``, ``"normal"`` or
-``"wild"``, or one of these objects, as scipy's hypothesis tests take
+The tests take ``method="permutation"``, ``"gamma"``, ``"normal"``,
+``"wild"`` or ``"chi2"``, or one of these objects, as scipy's hypothesis tests take
 ``PermutationMethod`` (the registry :data:`METHODS`):
 
 * :class:`PermutationMethod` — the permutation null (exact level): all
@@ -17,7 +17,10 @@ The tests take ``method="permutation"``, ``"gamma"``, ``"normal"`` or
   see :doc:`/user_guide/scale`);
 * :class:`WildBootstrap` — the wild bootstrap of the degenerate kernel
   statistics (Chwialkowski et al., 2014; approximate), with i.i.d. Rademacher
-  multipliers or an autoregressive process for dependent data.
+  multipliers or an autoregressive process for dependent data;
+* :class:`WeightedChiSquare` — the weighted chi-square approximation of the
+  null of the V-statistics HSIC_b and KCI from the eigenvalues of the product of
+  their Gram matrices (:mod:`kmtests.null.chi2`; approximate).
 
 The result of a test keeps the method object (``res.method``), and the
 method decides how the result describes its p-value: the method line, the
@@ -47,6 +50,7 @@ from ..engines._threads import check_n_jobs as check_n_jobs
 from ._base import NullMethod as NullMethod
 from ._base import NullOutcome as NullOutcome
 from ._base import RunContext as RunContext
+from .chi2 import WeightedChiSquare as WeightedChiSquare
 from .gamma import GammaMethod as GammaMethod
 from .normal import NormalMethod as NormalMethod
 from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
@@ -54,11 +58,13 @@ from .permutation import PermutationMethod as PermutationMethod
 from .wild import WildBootstrap as WildBootstrap
 
 __all__ = ["DEFAULT_N_RESAMPLES", "GammaMethod", "METHODS", "NormalMethod", "NullMethod",
-           "PermutationMethod", "WildBootstrap", "check_n_jobs", "resolve_method"]
+           "PermutationMethod", "WeightedChiSquare", "WildBootstrap", "check_n_jobs",
+           "resolve_method"]
 
 #: the null methods by name
 METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma": GammaMethod,
-                                        "normal": NormalMethod, "wild": WildBootstrap}
+                                        "normal": NormalMethod, "wild": WildBootstrap,
+                                        "chi2": WeightedChiSquare}
 
 
 def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
@@ -78,8 +84,9 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
         return _with_options(method, given)
     name = default if method is None else method
     if not isinstance(name, str) or name.lower() not in METHODS:
-        raise ValueError("`method` must be one of 'gamma', 'normal', 'permutation', 'wild', or "
-                         f"a method object of kmtests.null; got {method!r}.")
+        names = ", ".join(repr(k) for k in sorted(METHODS))
+        raise ValueError(f"`method` must be one of {names}, or a method object of "
+                         f"kmtests.null; got {method!r}.")
     cls = METHODS[name.lower()]
     clash = [k for k, v in given.items() if v is not None and k not in cls.test_options]
     if clash:

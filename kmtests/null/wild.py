@@ -10,7 +10,8 @@ the points instead of rearranging the points:
   does (``sum_{i != j} W~_i W~_j k(x_i, x_j) / (n_x (n_x - 1))`` and the same in
   y, minus ``2 sum_ij W~_i W~_j k(x_i, y_j) / (n_x n_y)``);
 * two variables (``HSIC_b``): ``T_b = W~' (Kc o Lc) W~ / n^2``, as in the
-  authors' code (``Kc = HKH``).
+  authors' code (``Kc = HKH``); the conditional statistic KCI likewise, with the
+  residual Gram matrices (:mod:`kmtests.statistics.kci`).
 
 With independent Rademacher multipliers (``process="rademacher"``, default)
 this is the multiplier bootstrap of i.i.d. data; with the autoregressive
@@ -130,8 +131,8 @@ class WildBootstrap(ResamplingMethod):
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
         form = statistic.form()
-        if form.kind not in ("mmd", "hsic") or not form.kme or (
-                form.kind == "hsic" and form.unbiased):
+        if form.kind not in ("mmd", "hsic", "kci") or not form.kme or (
+                form.kind in ("hsic", "kci") and form.unbiased):
             raise ValueError("method='wild' bootstraps MMD^2_u, MMD^2_b and HSIC_b with the "
                              f"KME; the test computes {form.name}: use estimator='kme' (and "
                              "statistic='biased' for HSIC), or method='permutation'.")
@@ -150,7 +151,7 @@ class WildBootstrap(ResamplingMethod):
         out = np.empty(size)
         for start in range(0, size, _DRAW):
             b = min(_DRAW, size - start)
-            if kf.kind == "hsic":
+            if kf.kind in ("hsic", "kci"):
                 W = multipliers(rng, b, n, self.process, self.length) / n
                 assert M is not None
                 out[start:start + b] = quadratic_forms(M, W, self.n_jobs)
@@ -184,7 +185,7 @@ class WildBootstrap(ResamplingMethod):
         from .permutation import _progress_bar
 
         kf = prepared.kernel_form()
-        M = kf.Kc * kf.Lc if kf.kind == "hsic" else None
+        M = kf.Kc * kf.Lc if kf.kind in ("hsic", "kci") else None
         dc = None
         if kf.kind == "mmd" and kf.unbiased:
             nx = kf.n_x

@@ -14,9 +14,11 @@ from ._base import KernelTestResult as KernelTestResult
 from ._base import TwoSampleResult as TwoSampleResult
 from .aggregated import AggregatedIndependenceResult as AggregatedIndependenceResult
 from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
+from .conditional import ConditionalIndependenceResult as ConditionalIndependenceResult
 from .ksample import KSampleResult as KSampleResult
 
-__all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult", "IndependenceResult",
+__all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult",
+           "ConditionalIndependenceResult", "IndependenceResult",
            "KSampleResult", "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
 
 #: the result class of each problem kind, for a single statistic and for an aggregate
@@ -26,6 +28,7 @@ RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
     ("two_sample", True): AggregatedTwoSampleResult,
     ("independence", True): AggregatedIndependenceResult,
     ("k_sample", False): KSampleResult,
+    ("conditional", False): ConditionalIndependenceResult,
 }
 
 

@@ -202,8 +202,18 @@ class KernelTestResult:
         engine = "" if self.engine == "exact" else f" ({self.engine} engine)"
         if self.engine_info:
             engine = f" ({self.engine} engine: {self.engine_info})"
-        return (f"{self.title}{engine}, {self.estimator.label} estimator, "
-                f"{self.method.describe(self)}")
+        return f"{self.title}{engine}, {self._estimator_phrase()}, {self.method.describe(self)}"
+
+    def _estimator_phrase(self) -> str:
+        """How the report's first line names the estimator."""
+        return f"{self.estimator.label} estimator"
+
+    def _general_rows(self) -> list[tuple[str, Any]]:
+        """The settings table's first rows: the estimator and how it was tuned."""
+        general: list[tuple[str, Any]] = [("Estimator", self.estimator.name)]
+        if self.estimator.name != "kme":
+            general.append(("Tuning", self.tuning))
+        return general
 
     def __str__(self) -> str:
         # R's print.htest: strwrap(method, prefix = "\t") (a tab is 8 columns; 80 in all)
@@ -263,9 +273,7 @@ class KernelTestResult:
         general rows (estimator, tuning) and the null method's rows fill both
         columns in order.
         """
-        general: list[tuple[str, Any]] = [("Estimator", self.estimator.name)]
-        if self.estimator.name != "kme":
-            general.append(("Tuning", self.tuning))
+        general = self._general_rows()
         if self.engine_info:
             general.append(("Engine", Annotated(self.engine, f"({self.engine_info})",
                                                 "(approx.)")))

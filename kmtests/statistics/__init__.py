@@ -26,13 +26,14 @@ from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
 from .hsic import KernelHSIC as KernelHSIC
+from .kci import KCI as KCI
 from .ksample import KSampleMMD as KSampleMMD
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "FormInfo", "KSampleMMD", "KernelForm", "KernelHSIC", "KernelMMD",
+__all__ = ["Aggregate", "FormInfo", "KCI", "KSampleMMD", "KernelForm", "KernelHSIC", "KernelMMD",
            "LinearTimeMMD",
            "NOCCO", "Prepared", "STATISTICS", "SpectralMMD", "Statistic", "default_statistic",
            "resolve_statistic", "statistic_name"]
@@ -107,6 +108,31 @@ def _kmmd(unbiased: bool) -> Builder:
     return build
 
 
+def _kci(split: bool) -> Builder:
+    def build(kernels: Mapping[str, Any], est: KernelMeanEstimator,
+              opts: Mapping[str, Any]) -> Statistic:
+        from ..estimators.conditional import ConditionalMeanEmbedding
+
+        if est.name != "kme":
+            raise ValueError("the conditional test regresses the kernel features on z (the "
+                             "regression is its estimator: `filter`, `lam`, `criterion`); "
+                             f"estimator={est.name!r} does not apply.")
+        reg = ConditionalMeanEmbedding(
+            filter=opts.get("filter") or "tikhonov",
+            lam="auto" if opts.get("lam") is None else opts["lam"],
+            criterion=opts.get("criterion") or "gcv")
+        fraction = opts.get("split_size")
+        if split and fraction is None:
+            fraction = 0.5
+        return KCI(kernels["x"], kernels["y"], kernels["z"],
+                   bandwidth_z=opts.get("bandwidth_z") or "auto", regression=reg,
+                   augment=True if opts.get("augment") is None else opts["augment"],
+                   split=fraction if split else None,
+                   cache=True if opts.get("cache") is None else opts["cache"])
+
+    return build
+
+
 #: the statistics by problem and name, with the face keywords that configure each
 STATISTICS: dict[str, dict[str, tuple[Builder, tuple[str, ...]]]] = {
     "two_sample": {
@@ -125,6 +151,12 @@ STATISTICS: dict[str, dict[str, tuple[Builder, tuple[str, ...]]]] = {
         "unbiased": (_kmmd(True), ()),
         "biased": (_kmmd(False), ()),
     },
+    "conditional": {
+        "kci": (_kci(False), ("filter", "lam", "criterion", "bandwidth_z", "augment",
+                              "cache")),
+        "split": (_kci(True), ("filter", "lam", "criterion", "bandwidth_z", "augment",
+                               "cache", "split_size")),
+    },
 }
 
 
@@ -137,6 +169,8 @@ def default_statistic(kind: str, est: KernelMeanEstimator) -> str:
     (two-sample), the V-form otherwise; HSIC_b for independence."""
     if kind in ("two_sample", "k_sample"):
         return "unbiased" if isinstance(est.rule(), Uniform) else "biased"
+    if kind == "conditional":
+        return "kci"
     return "biased"
 
 

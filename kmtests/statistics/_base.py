@@ -110,6 +110,8 @@ class Prepared:
     norms: Callable[[], np.ndarray] | None = None
     combination: Any = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: details the result keeps (``res.details``), beside the null method's
+    report: dict[str, Any] = field(default_factory=dict)
     #: sizes the report adds to the problem's (e.g. points held out)
     sizes: dict[str, int] = field(default_factory=dict)
 

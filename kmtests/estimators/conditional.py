@@ -1,0 +1,347 @@
+r"""Conditional mean embeddings: the regularised regression of kernel features on ``z``.
+
+A conditional independence test compares what is left of ``x`` and ``y`` once
+``z`` has been regressed out. In a reproducing kernel Hilbert space the
+regression of the features ``phi(x)`` on ``z`` is the conditional mean
+embedding ``mu(z) = E[phi(X) | Z = z]`` (Song et al., 2009), estimated by a
+regularised (kernel ridge, or any spectral filter) regression. On the sample,
+with the centred Gram matrix of ``z``, ``Kz_c = U diag(kappa) U'``, the fitted
+values are ``P Phi`` and the residuals ``R Phi`` with
+
+.. math:: P = U\,\mathrm{diag}\big(h(\kappa / n)\big)\,U', \qquad R = I - P,
+
+``h(x) = x g_lambda(x)`` the filter's shrink factor
+(:mod:`kmtests.estimators.filters`; Tikhonov: ``R = n lam (Kz_c + n lam I)^{-1}``).
+The residual Gram matrix is ``R Kc R`` (``Kc`` the centred Gram matrix of the
+target); it is all a KCI-type statistic needs.
+
+``lam`` is in the units of the eigenvalues of the covariance operator of ``z``
+(``kappa / n``), as for the package's other filters; the ridge ``epsilon`` of
+Zhang et al.'s KCI (the Gram-matrix units of causal-learn, ``1e-3``) is
+``n lam``.
+
+**Tuning.** The error of this regression is what decides whether a KCI test
+keeps its level (Pogodin et al., 2024). :class:`ConditionalMeanEmbedding` chooses
+``lam`` (and, among candidate kernels on ``z``, the bandwidth) for each target by
+one of three criteria, each exact and cheap after one eigendecomposition of
+``Kz_c`` per candidate kernel (``m_a = (U' Kc U)_aa``, ``h_a = h(kappa_a / n)``):
+
+* ``"gcv"`` — generalised cross-validation of the feature regression,
+  ``n RSS / (n - sum h)^2`` with ``RSS = tr(R Kc R) = tr Kc - sum (2 h - h^2) m``
+  (O(r) per ``lam``);
+* ``"loo"`` — exact leave-one-out error of kernel ridge regression,
+  ``(1/n) sum_i (R Kc R)_ii / R_ii^2`` (Tikhonov only; O(n r^2) per ``lam``);
+* ``"marglik"`` — the Gaussian-process marginal likelihood of the targets'
+  eigen-features with the signal amplitude profiled out (the criterion
+  causal-learn's ``use_gp=True`` optimises by gradient steps; here on the grid,
+  O(r) per ``lam``).
+
+The eigendecompositions are cached by the bytes of ``z`` and the kernel
+(:func:`z_spectrum`): a causal-discovery run that conditions many tests on the
+same ``z`` decomposes its Gram matrix once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from .filters import FILTERS, shrink_factor
+
+__all__ = ["CRITERIA", "ConditionalMeanEmbedding", "FittedRegression", "ZSpectrum",
+           "clear_cache", "lambda_grid_cme", "z_spectrum"]
+
+#: the tuning criteria of :class:`ConditionalMeanEmbedding`
+CRITERIA = ("gcv", "loo", "marglik")
+
+#: bytes of eigenvectors kept in the cache of :func:`z_spectrum`
+CACHE_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True, eq=False)
+class ZSpectrum:
+    """The eigendecomposition of the centred Gram matrix of ``z`` under one kernel.
+
+    Attributes
+    ----------
+    kappa : ndarray, shape (r,)
+        Its eigenvalues above rounding, descending.
+    U : ndarray, shape (n, r)
+        Their eigenvectors (orthonormal, orthogonal to the constant vector).
+    trace : float
+        ``tr(Kz_c)``.
+    kernel : Kernel
+        The fitted kernel.
+    """
+
+    kappa: np.ndarray
+    U: np.ndarray
+    trace: float
+    kernel: Any
+
+    @property
+    def n(self) -> int:
+        return int(self.U.shape[0])
+
+
+_CACHE: "OrderedDict[tuple[str, str], ZSpectrum]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _digest(z: np.ndarray) -> str:
+    a = np.ascontiguousarray(z, dtype=np.float64)
+    h = hashlib.blake2b(a.tobytes(), digest_size=20)
+    h.update(repr(a.shape).encode())
+    return h.hexdigest()
+
+
+def clear_cache() -> None:
+    """Empty the cache of eigendecompositions (:func:`z_spectrum`)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def z_spectrum(kernel: Any, z: np.ndarray, *, cache: bool = True) -> ZSpectrum:
+    """Eigenpairs of the centred Gram matrix of `z` under the fitted `kernel` (cached).
+
+    The cache is keyed by the exact bytes of `z` and the kernel's representation
+    (with its bandwidth); it keeps the most recently used decompositions up to
+    :data:`CACHE_BYTES` of eigenvectors.
+    """
+    key = (_digest(z), repr(kernel))
+    if cache:
+        with _CACHE_LOCK:
+            hit = _CACHE.get(key)
+            if hit is not None:
+                _CACHE.move_to_end(key)
+                return hit
+    from .._gram import centred_spectrum
+
+    Kc = kernel.centred_gram(z, name="z").Kc
+    kappa, U = centred_spectrum(Kc)
+    spec = ZSpectrum(kappa, U, float(np.trace(Kc)), kernel)
+    if cache and spec.U.nbytes <= CACHE_BYTES:
+        with _CACHE_LOCK:
+            _CACHE[key] = spec
+            while sum(s.U.nbytes for s in _CACHE.values()) > CACHE_BYTES:
+                _CACHE.popitem(last=False)
+    return spec
+
+
+def lambda_grid_cme(trace: float, n: int, count: int = 13) -> np.ndarray:
+    """The default grid of ``lam``: ``(tr(Kz_c) / n) x 10^[-6, 0]`` (operator units).
+
+    Examples
+    --------
+    >>> from kmtests.estimators.conditional import lambda_grid_cme
+    >>> print(lambda_grid_cme(100.0, 100, 3))
+    [1.e-06 1.e-03 1.e+00]
+    """
+    scale = trace / n if trace > 0 else 1.0
+    return scale * np.logspace(-6.0, 0.0, count)
+
+
+@dataclass(frozen=True, eq=False)
+class FittedRegression:
+    """A regression of one target's features on ``z``, fitted (see the module docs).
+
+    Attributes
+    ----------
+    spectrum : ZSpectrum
+        The decomposition of the chosen kernel on ``z``.
+    h : ndarray, shape (r,)
+        The shrink factors ``h(kappa / n)`` at the chosen ``lam``.
+    lam : float
+    criterion : str or None
+        How ``lam`` (and the kernel) were chosen; None when both were given.
+    score : float
+        The criterion at the choice (NaN when none).
+    scores : ndarray, shape (kernels, lams)
+        The criterion on the whole grid (empty when none).
+    lams : ndarray
+        The grid of ``lam``.
+    """
+
+    spectrum: ZSpectrum
+    h: np.ndarray
+    lam: float
+    criterion: str | None
+    score: float
+    scores: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    lams: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    @property
+    def df(self) -> float:
+        """The regression's degrees of freedom ``tr(P) = sum h``."""
+        return float(self.h.sum())
+
+    @property
+    def kernel(self) -> Any:
+        return self.spectrum.kernel
+
+    def residual_operator(self) -> np.ndarray:
+        """``R = I - U diag(h) U'`` (n x n, symmetric, ``R 1 = 1``)."""
+        U = self.spectrum.U
+        R = -(U * self.h) @ U.T
+        R[np.diag_indices_from(R)] += 1.0
+        return R
+
+    def residual_gram(self, Kc: np.ndarray) -> np.ndarray:
+        """``R Kc R``: the centred Gram matrix of the residual features (O(n^2 r))."""
+        U, h = self.spectrum.U, self.h
+        G = Kc @ U                       # n x r
+        M = U.T @ G                      # r x r
+        Uh = U * h
+        out = Kc - Uh @ G.T
+        out -= G @ Uh.T
+        out += (Uh @ M) @ Uh.T
+        return 0.5 * (out + out.T)
+
+
+def _scores(criterion: str, filt: str, spec: ZSpectrum, Kc: np.ndarray,
+            lams: np.ndarray) -> np.ndarray:
+    """The criterion (smaller is better) of every ``lam`` for target `Kc`."""
+    n = spec.n
+    U, kappa = spec.U, spec.kappa
+    G = Kc @ U
+    m = np.einsum("ia,ia->a", U, G)          # (U' Kc U)_aa
+    total = float(np.trace(Kc))
+    out = np.full(lams.size, np.inf)
+    if criterion == "loo":
+        M = U.T @ G
+        dK = np.diagonal(Kc)
+    for j, lam in enumerate(lams):
+        h = shrink_factor(filt, kappa / n, lam)
+        if criterion == "gcv":
+            rss = max(total - float(np.dot(2.0 * h - h * h, m)), 0.0)
+            dof = n - float(h.sum())
+            out[j] = n * rss / (dof * dof) if dof > 0.5 else np.inf
+        elif criterion == "loo":
+            Uh = U * h
+            d_pk = np.einsum("ia,ia->i", Uh, G)
+            d_pkp = np.einsum("ia,ia->i", Uh @ M, Uh)
+            d_res = np.maximum(dK - 2.0 * d_pk + d_pkp, 0.0)
+            r_ii = 1.0 - np.einsum("ia,ia->i", U, Uh)
+            out[j] = float(np.mean(d_res / np.maximum(r_ii, 1e-12) ** 2))
+        else:  # marglik: -2 log-evidence / D, amplitude profiled, on the n - 1 centred dims
+            rho = n * float(lam)
+            outside = max(total - float(m.sum()), 0.0)
+            s = float(np.sum(m / (kappa + rho))) + outside / rho
+            zeros = (n - 1) - kappa.size
+            out[j] = ((n - 1) * np.log(max(s, 1e-300)) + float(np.sum(np.log(kappa + rho)))
+                      + zeros * np.log(rho))
+    return out
+
+
+@dataclass(frozen=True)
+class ConditionalMeanEmbedding:
+    """Regularised regression of kernel features on ``z`` (see the module docs).
+
+    Parameters
+    ----------
+    filter : str
+        The spectral filter (:data:`kmtests.estimators.filters.FILTERS`;
+        ``"tikhonov"``: kernel ridge regression, as in KCI).
+    lam : float, sequence of float or "auto"
+        The regularisation in operator units (``n lam`` is KCI's ``epsilon``):
+        a value, a grid searched by `criterion`, or ``"auto"`` (default: the
+        grid :func:`lambda_grid_cme`).
+    criterion : {"gcv", "loo", "marglik"}
+        How a grid of ``lam`` or of kernels on ``z`` is searched (default
+        ``"gcv"``; ``"loo"`` for Tikhonov only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.estimators import ConditionalMeanEmbedding
+    >>> from kmtests.kernels import Gaussian
+    >>> gen = np.random.default_rng(0)
+    >>> z = gen.normal(size=(100, 1)); x = np.sin(3 * z) + 0.1 * gen.normal(size=(100, 1))
+    >>> Kc = Gaussian(1.0).centred_gram(x).Kc
+    >>> fit = ConditionalMeanEmbedding().fit([Gaussian(0.5), Gaussian(2.0)], z, Kc)
+    >>> print(fit.kernel, f"lam = {fit.lam:.2g}")
+    Gaussian(bandwidth=0.5) lam = 2.1e-06
+    """
+
+    filter: str = "tikhonov"
+    lam: Any = "auto"
+    criterion: str = "gcv"
+
+    name: ClassVar[str] = "cme"
+
+    def __post_init__(self) -> None:
+        from .._validation import check_choice
+
+        check_choice(self.filter, "filter", tuple(FILTERS))
+        check_choice(self.criterion, "criterion", CRITERIA)
+        if self.criterion == "loo" and self.filter != "tikhonov":
+            raise ValueError("criterion='loo' is the exact leave-one-out error of kernel "
+                             f"ridge regression (filter='tikhonov'); with filter="
+                             f"{self.filter!r} use criterion='gcv' or 'marglik'.")
+        self.lams()  # validates `lam`
+
+    def lams(self) -> np.ndarray | None:
+        """The given values of ``lam`` (None for ``"auto"``)."""
+        lam = self.lam
+        if isinstance(lam, str):
+            if lam != "auto":
+                raise ValueError(f"`lam` must be a positive number, a sequence of them or "
+                                 f"'auto'; got {lam!r}.")
+            return None
+        arr = np.atleast_1d(np.asarray(lam, dtype=np.float64)) if not isinstance(
+            lam, bool) else np.array([np.nan])
+        if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ValueError(f"`lam` must be a positive number, a sequence of them or 'auto'; "
+                             f"got {lam!r}.")
+        if np.unique(arr).size != arr.size:
+            raise ValueError(f"`lam` must not repeat values; got {lam!r}.")
+        return arr
+
+    @property
+    def tuned(self) -> bool:
+        lams = self.lams()
+        return lams is None or lams.size > 1
+
+    def fit(self, kernels: Sequence[Any], z: np.ndarray, Kc: np.ndarray, *,
+            cache: bool = True, spectra: Sequence[ZSpectrum] | None = None
+            ) -> FittedRegression:
+        """Fit the regression of the target (centred Gram matrix `Kc`) on `z`.
+
+        Parameters
+        ----------
+        kernels : sequence of Kernel
+            Candidate kernels on `z`, fitted (one: no kernel choice).
+        z : ndarray, shape (n, d)
+        Kc : ndarray, shape (n, n)
+            The centred Gram matrix of the target's features.
+        cache : bool
+            Reuse (and keep) the eigendecompositions of :func:`z_spectrum`.
+        spectra : sequence of ZSpectrum, optional
+            The decompositions of `kernels` on `z`, when already computed.
+        """
+        if not kernels:
+            raise ValueError("at least one kernel on z is needed")
+        specs = (list(spectra) if spectra is not None
+                 else [z_spectrum(k, z, cache=cache) for k in kernels])
+        n = specs[0].n
+        given = self.lams()
+        grids = [given if given is not None else lambda_grid_cme(s.trace, n) for s in specs]
+        if len(specs) == 1 and grids[0].size == 1:
+            h = shrink_factor(self.filter, specs[0].kappa / n, float(grids[0][0]))
+            return FittedRegression(specs[0], h, float(grids[0][0]), None, float("nan"))
+        scores = np.vstack([_scores(self.criterion, self.filter, s, Kc, g)
+                            for s, g in zip(specs, grids)])
+        if not np.any(np.isfinite(scores)):
+            raise ValueError("the regression on z could not be tuned: the criterion is not "
+                             "finite for any lam (constant target or z?); give `lam`.")
+        i, j = np.unravel_index(int(np.nanargmin(np.where(np.isfinite(scores), scores,
+                                                          np.nan))), scores.shape)
+        lam = float(grids[i][j])
+        h = shrink_factor(self.filter, specs[i].kappa / n, lam)
+        return FittedRegression(specs[i], h, lam, self.criterion, float(scores[i, j]), scores,
+                                grids[i])

@@ -1,0 +1,366 @@
+r"""The kernel conditional independence statistic (KCI) with a tuned regression on z.
+
+Zhang, Peters, Janzing & Schölkopf (2011) test ``X independent of Y given Z``
+with the HSIC of what is left of ``x`` and ``y`` once ``z`` is regressed out in
+feature space. With the centred Gram matrices ``Kx`` (of ``x`` augmented by
+``z / 2``, as in their code) and ``Ky``, and the residual operators
+``R = I - P`` of the regularised regressions on ``z``
+(:mod:`kmtests.estimators.conditional`),
+
+.. math:: \tilde K_x = R_x K_x R_x, \qquad \tilde K_y = R_y K_y R_y, \qquad
+          T = \frac{1}{n^2} \sum_{ij} (\tilde K_x)_{ij} (\tilde K_y)_{ij}.
+
+(causal-learn's ``KCI_CInd`` reports ``n^2 T``, with ``R_x = R_y`` and the ridge
+fixed at ``epsilon = n lam = 1e-3``.) Every variable is standardised first
+(mean 0, standard deviation 1, ``ddof=1``; constant columns become 0), as in
+causal-learn, so the widths are comparable across variables.
+
+Here the regression is an estimator: ``lam`` and the bandwidth of the kernel on
+``z`` are chosen for each of ``x`` and ``y`` by the criterion of
+:class:`~kmtests.estimators.ConditionalMeanEmbedding` (generalised
+cross-validation by default), because the error of this regression is what
+inflates KCI's type-I error (Pogodin et al., 2024). ``split`` fits the
+regressions on one part of the sample and computes the statistic on the rest
+(their SplitKCI): the residuals of the test points are then not fitted to
+themselves.
+
+Null distributions (:mod:`kmtests.null`): under the null, ``n^2 T`` is
+asymptotically ``sum_k lambda_k chi^2_1`` with ``lambda_k`` the eigenvalues of
+``M = Kx~ o Ky~`` — the weighted chi-square (``method="chi2"``) and its two-moment
+gamma fit (``"gamma"``, mean ``tr M``, variance ``2 ||M||_F^2``), and the wild
+bootstrap of the quadratic form (``"wild"``), all approximate. When ``z`` is
+discrete, permuting ``y`` within the strata of ``z`` (``strata=``) gives the exact
+test: the statistic of an arrangement ``p`` is
+``sum_ij A_ij (Ky)_{p_i p_j} / n^2`` with ``A = R_y Kx~ R_y``, the HSIC pair sum.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, Sequence, cast
+
+import numpy as np
+
+from ..engines import Engine, Requirements, Values
+from ..engines.hsic import PairedGrams, pair_sums
+from ..estimators import KME
+from ..estimators.conditional import ConditionalMeanEmbedding, FittedRegression, z_spectrum
+from ..estimators.filters import filter_function
+from ..kernels import Kernel
+from ..problems.conditional import standardized
+from ._base import FormInfo, KernelForm, Prepared, Statistic
+from .mmd import describe_kernel
+
+__all__ = ["KCI", "Z_FACTORS", "split_residual_gram"]
+
+#: the candidate bandwidths on z of ``bandwidth_z="auto"``: the median heuristic times these
+Z_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
+
+
+
+def _bandwidth(k: Kernel) -> float | None:
+    b = getattr(k, "bandwidth", None)
+    return float(b) if isinstance(b, (int, float)) and not isinstance(b, bool) else None
+
+
+def split_residual_gram(fit: FittedRegression, z_train: np.ndarray, z_test: np.ndarray,
+                        K: np.ndarray, train: np.ndarray, test: np.ndarray,
+                        filt: str) -> np.ndarray:
+    """The centred Gram matrix of the test points' residual features, the regression
+    fitted on the training points (`K`: the target's Gram matrix on all points, in any
+    centring).
+
+    ``r_b = phi_b - sum_a W_ba phi_a`` with ``W = C + (1 - C 1) 1' / n_A`` (rows sum to 1,
+    so the centring of `K` does not matter) and ``C = kc(z_B, z_A) U diag(g(kappa /
+    n_A) / n_A) U'`` the fitted coefficients (``kc`` the kernel centred at the training
+    points' mean embedding).
+    """
+    spec = fit.spectrum
+    kern = spec.kernel
+    n_a = z_train.shape[0]
+    K_ba = kern.gram(z_test, z_train)
+    K_aa = kern.gram(z_train)
+    kc = K_ba - K_ba.mean(axis=1, keepdims=True) - K_aa.mean(axis=0)[None, :] + K_aa.mean()
+    g = filter_function(filt)(spec.kappa / n_a, fit.lam) / n_a
+    C = ((kc @ spec.U) * g) @ spec.U.T
+    W = C + ((1.0 - C.sum(axis=1)) / n_a)[:, None]
+    Kab = K[np.ix_(test, train)]
+    Rg = K[np.ix_(test, test)] - W @ Kab.T
+    Rg -= Kab @ W.T
+    Rg += (W @ K[np.ix_(train, train)]) @ W.T
+    Rg = 0.5 * (Rg + Rg.T)
+    # centred over the test points (the HSIC of the residuals)
+    Rg -= Rg.mean(axis=0)[None, :]
+    Rg -= Rg.mean(axis=1)[:, None]
+    return Rg
+
+
+class KCI(Statistic):
+    """The KCI statistic with tuned regressions on z (see the module docs).
+
+    Parameters
+    ----------
+    kernel_x, kernel_y, kernel_z : Kernel
+        The kernels (bandwidths fitted on the standardised data).
+    bandwidth_z : "auto", "median", float or sequence of float
+        The bandwidth of `kernel_z`: ``"auto"`` searches the median heuristic times
+        :data:`Z_FACTORS` by the regression's criterion, a sequence searches those
+        values, a number or ``"median"`` fixes it.
+    regression : ConditionalMeanEmbedding
+        The regression on z (filter, ``lam``, criterion).
+    augment : bool
+        Regress and compare ``(x, z / 2)`` instead of ``x`` (Zhang et al.'s KCI).
+    split : float or None
+        The fraction of the sample the regressions are fitted on (SplitKCI); None:
+        the whole sample (KCI).
+    cache : bool
+        Reuse the eigendecompositions of the Gram matrices of z across calls.
+    """
+
+    name: ClassVar[str] = "kci"
+    options: ClassVar[tuple[str, ...]] = ()
+    default_method: ClassVar[str] = "gamma"
+    problem_kind: ClassVar[str] = "conditional"
+
+    def __init__(self, kernel_x: Kernel, kernel_y: Kernel, kernel_z: Kernel,
+                 bandwidth_z: Any = "auto",
+                 regression: ConditionalMeanEmbedding | None = None, augment: bool = True,
+                 split: float | None = None, cache: bool = True) -> None:
+        self.kernel_x, self.kernel_y, self.kernel_z = kernel_x, kernel_y, kernel_z
+        self.bandwidth_z = _check_bandwidth_z(bandwidth_z)
+        self.regression = regression if regression is not None else ConditionalMeanEmbedding()
+        if not isinstance(self.regression, ConditionalMeanEmbedding):
+            raise TypeError("`regression` must be a ConditionalMeanEmbedding; got "
+                            f"{type(self.regression).__name__}.")
+        if not isinstance(augment, (bool, np.bool_)):
+            raise TypeError(f"`augment` must be True or False; got {augment!r}.")
+        self.augment = bool(augment)
+        if split is not None and (isinstance(split, bool) or not isinstance(split, (int, float))
+                                  or not 0.0 < float(split) < 1.0):
+            raise ValueError(f"`split` must be a fraction between 0 and 1 (the part the "
+                             f"regressions are fitted on); got {split!r}.")
+        self.split = None if split is None else float(split)
+        self.cache = bool(cache)
+        self.estimator = KME()
+        #: the seed of the split (set by the face when the null takes no random numbers)
+        self.split_rng: Any = None
+        #: BLAS threads of the regressions (set by the face from `n_jobs`; None: see
+        #: :func:`kmtests.engines._loop.linalg_threads`)
+        self.n_jobs: int | None = None
+
+    # -- what it is -------------------------------------------------------------------------------
+    def label(self) -> str:
+        return "SplitKCI" if self.split is not None else "KCI"
+
+    def refusal_subject(self) -> str:
+        return f"the conditional statistic {self.label()}"
+
+    def requirements(self, problem: Any, tuning: str) -> Requirements:
+        return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y,
+                                        "z": self.kernel_z},
+                            gram=f"the {self.label()} statistic needs (it regresses the Gram "
+                                 "matrices on those of z)")
+
+    def check(self, problem: Any, tuning: str) -> None:
+        if self.split is not None and not problem.scheme.full:
+            raise ValueError("statistic='split' fits the regressions on part of the sample; "
+                             "permutations within strata need the statistic of the whole "
+                             "sample: use statistic='kci' with `strata`.")
+        n = problem.n
+        if self.split is not None and min(round(self.split * n), n - round(self.split * n)) < 4:
+            raise ValueError(f"`split` = {self.split:g} leaves fewer than 4 points on one side "
+                             f"of {n}.")
+
+    def offers(self, engine: Engine) -> frozenset[str]:
+        return frozenset({"kernel_form"} if self.split is not None
+                         else {"values", "kernel_form"})
+
+    def form(self) -> FormInfo:
+        return FormInfo("kci", self.label(), False, True)
+
+    def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
+               ) -> tuple[float, str, str]:
+        from .._guards import format_bytes
+
+        n = problem.n
+        need = 12 * 8.0 * n * n
+        return (need, f"the {n} x {n} Gram, residual and eigenvector matrices of x, y and z "
+                      f"take about {format_bytes(need)}",
+                "Test a random subsample of the observations, or use a machine with more "
+                "memory.")
+
+    def describe_kernels(self) -> dict[str, Any]:
+        return {"x": self.kernel_x, "y": self.kernel_y, "z": self.kernel_z}
+
+    # -- computing it ----------------------------------------------------------------------------
+    def _candidates(self, zs: np.ndarray) -> list[Kernel]:
+        b = self.bandwidth_z
+        if isinstance(b, (tuple, list, np.ndarray)):
+            return [_with_bandwidth(self.kernel_z, float(v)) for v in b]
+        base = self.kernel_z.fitted_to(zs, name="z")
+        bw = _bandwidth(base)
+        if b == "auto" and bw is not None:
+            return [_with_bandwidth(base, bw * f) for f in Z_FACTORS]
+        return [base]
+
+    def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
+        from ..engines._loop import linalg_threads
+
+        with linalg_threads(self.n_jobs, problem.n):
+            return self._prepare(problem, rng)
+
+    def _prepare(self, problem: Any, rng: Any) -> Prepared:
+        x = standardized(problem.x.values)
+        y = standardized(problem.y.values)
+        z = standardized(problem.z.values)
+        xa = np.hstack([x, 0.5 * z]) if self.augment else x
+        kx = self.kernel_x.fitted_to(xa, name="x")
+        ky = self.kernel_y.fitted_to(y, name="y")
+        Kx = kx.centred_gram(xa, name="x").Kc
+        Ky = ky.centred_gram(y, name="y").Kc
+        if self.split is None:
+            return self._prepare_whole(problem, kx, ky, Kx, Ky, z)
+        return self._prepare_split(problem, kx, ky, Kx, Ky, z, rng)
+
+    def _fit(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
+             ) -> tuple[FittedRegression, FittedRegression]:
+        cands = self._candidates(z)
+        reg = self.regression
+        specs = [z_spectrum(k, z, cache=self.cache) for k in cands]  # shared by x and y
+        return (reg.fit(cands, z, Kx, spectra=specs), reg.fit(cands, z, Ky, spectra=specs))
+
+    def _prepare_whole(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
+                       Ky: np.ndarray, z: np.ndarray) -> Prepared:
+        n = problem.n
+        fx, fy = self._fit(z, Kx, Ky)
+        Kxt, Kyt = fx.residual_gram(Kx), fy.residual_gram(Ky)
+        cache: dict[str, PairedGrams] = {}
+
+        def paired() -> PairedGrams:
+            # the y arrangement p: sum_ij (R_y Kx~ R_y)_ij (Ky)_{p_i p_j}; R_y is a function of
+            # z, which permutations within strata of z leave unchanged
+            if "pg" not in cache:
+                Ry = fy.residual_operator()
+                A = Ry @ Kxt @ Ry
+                cache["pg"] = PairedGrams(np.ascontiguousarray(0.5 * (A + A.T)), Ky)
+            return cache["pg"]
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:
+            from ..engines._threads import numba_threads
+
+            pg = paired()
+            with numba_threads(n_jobs):
+                S = pair_sums(pg, perms)[0]
+            return Values(S / (n * n), np.full(S.shape, pg.scale))
+
+        stat = float(np.einsum("ij,ij->", Kxt, Kyt)) / (n * n)
+        scale = _absmax(Kxt) * _absmax(Kyt)
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            return Values(np.array([stat]), np.array([scale])), {}
+
+        return self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, n)
+
+    def _prepare_split(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
+                       Ky: np.ndarray, z: np.ndarray, rng: Any) -> Prepared:
+        from .._rng import child
+
+        n = problem.n
+        assert self.split is not None
+        n_train = int(round(self.split * n))
+        source = self.split_rng if self.split_rng is not None else rng
+        order = child(source, "split").permutation(n)
+        train, test = np.sort(order[:n_train]), np.sort(order[n_train:])
+        zt = z[train]
+        Kxa = Kx[np.ix_(train, train)]
+        Kxa = Kxa - Kxa.mean(axis=0) - Kxa.mean(axis=1)[:, None] + Kxa.mean()
+        Kya = Ky[np.ix_(train, train)]
+        Kya = Kya - Kya.mean(axis=0) - Kya.mean(axis=1)[:, None] + Kya.mean()
+        fx, fy = self._fit(zt, Kxa, Kya)
+        filt = self.regression.filter
+        Kxt = split_residual_gram(fx, zt, z[test], Kx, train, test, filt)
+        Kyt = split_residual_gram(fy, zt, z[test], Ky, train, test, filt)
+        m = test.size
+        stat = float(np.einsum("ij,ij->", Kxt, Kyt)) / (m * m)
+        scale = _absmax(Kxt) * _absmax(Kyt)
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:  # pragma: no cover
+            raise AssertionError("SplitKCI offers no permutation values")
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            return Values(np.array([stat]), np.array([scale])), {}
+
+        prepared = self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, m)
+        prepared.sizes = {"n_train": int(n_train), "n_test": int(m)}
+        prepared.notes.append(f"SplitKCI: the regressions on z were fitted on {n_train} "
+                              f"randomly chosen observations and the statistic computed on "
+                              f"the other {m}.")
+        return prepared
+
+    def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: FittedRegression,
+                  fy: FittedRegression, Kxt: np.ndarray, Kyt: np.ndarray, values: Any,
+                  observed: Any, m: int) -> Prepared:
+        reg = self.regression
+
+        def kernel_form() -> KernelForm:
+            return KernelForm("kci", False, Kxt, Kyt)
+
+        def role(fit: FittedRegression) -> dict[str, Any]:
+            return {"lam": fit.lam, "epsilon": fit.lam * fit.spectrum.n,
+                    "bandwidth z": _bandwidth(fit.kernel), "df": fit.df}
+
+        params = {"x": role(fx), "y": role(fy)}
+        tuned = reg.tuned or len(self._candidates_count()) > 1
+        how = (f"lam (and the bandwidth on z) chosen for each variable by {reg.criterion}"
+               if tuned else "lam and the bandwidth on z fixed")
+        kind = "kernel ridge" if reg.filter == "tikhonov" else "spectral"
+        aug = "x augmented by z/2, " if self.augment else ""
+        note = (f"regression on z: {reg.filter} filter ({kind} regression of the features), "
+                f"{how}; {aug}all variables standardised.")
+        what = (f"{self.label()} with {kx.phrase()} on x, {ky.phrase()} on y and "
+                f"{fx.kernel.phrase()} on z")
+        return Prepared(values=values, observed=observed,
+                        kernels={"x": kx, "y": ky, "z": fx.kernel}, what=what,
+                        params=params, notes=[note], kernel_form=kernel_form,
+                        report={"regression": {"x": role(fx), "y": role(fy)},
+                                 "regression_config": {"filter": reg.filter,
+                                                       "criterion": reg.criterion,
+                                                       "tuned": bool(tuned)},
+                                 "augment": self.augment,
+                                 "kernel_z": {"x": describe_kernel(fx.kernel),
+                                              "y": describe_kernel(fy.kernel)}})
+
+    def _candidates_count(self) -> list[Any]:
+        b = self.bandwidth_z
+        if isinstance(b, (tuple, list, np.ndarray)):
+            return list(b)
+        return list(Z_FACTORS) if b == "auto" else [b]
+
+
+def _with_bandwidth(kernel: Kernel, bandwidth: float) -> Kernel:
+    """The kernel with another bandwidth (kernels are frozen dataclasses)."""
+    out: Kernel = dataclasses.replace(cast(Any, kernel), bandwidth=bandwidth)
+    return out
+
+
+def _absmax(M: np.ndarray) -> float:
+    return max(abs(float(M.min())), abs(float(M.max())))
+
+
+def _check_bandwidth_z(b: Any) -> Any:
+    if isinstance(b, str):
+        if b not in ("auto", "median"):
+            raise ValueError(f"`bandwidth_z` must be 'auto', 'median', a positive number or a "
+                             f"sequence of them; got {b!r}.")
+        return b
+    if isinstance(b, (Sequence, np.ndarray)):
+        arr = np.asarray(b, dtype=np.float64)
+        if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0) \
+                or np.unique(arr).size != arr.size:
+            raise ValueError("`bandwidth_z` must be 'auto', 'median', a positive number or a "
+                             f"sequence of distinct positive numbers; got {b!r}.")
+        return tuple(float(v) for v in arr)
+    if isinstance(b, bool) or not isinstance(b, (int, float)) or not (np.isfinite(b) and b > 0):
+        raise ValueError(f"`bandwidth_z` must be 'auto', 'median', a positive number or a "
+                         f"sequence of them; got {b!r}.")
+    return float(b)

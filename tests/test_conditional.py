@@ -1,0 +1,348 @@
+"""The conditional independence test (KCI with tuned regressions on z) against brute force.
+
+* the statistic: explicit Gram matrices, centring and the residual operator
+  ``R = n lam (Kz_c + n lam I)^{-1}`` (other filters through the eigendecomposition);
+* the tuning: every criterion (GCV, leave-one-out, GP marginal likelihood) computed
+  by literal formulas (refits for leave-one-out, log-determinants for the evidence)
+  and its minimiser;
+* the nulls: the gamma's moments, the chi-square weights, the wild draws;
+* the exact test within the strata of a discrete z: each permuted statistic is the
+  statistic recomputed from scratch on the permuted data, and enumeration gives the
+  exact level;
+* SplitKCI's residuals from an explicit fit on the training part;
+* invariances (translation, scaling, order of the rows) and the refusals.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import kmtests
+from kmtests import conditional_independence_test as ci
+from kmtests.estimators import ConditionalMeanEmbedding
+from kmtests.estimators import conditional as cme
+from kmtests.kernels import Gaussian
+
+
+def _std(a):
+    a = np.asarray(a, dtype=float).reshape(len(a), -1)
+    return (a - a.mean(0)) / a.std(0, ddof=1)
+
+
+def _gram(a, bw):
+    d2 = ((a[:, None, :] - a[None, :, :]) ** 2).sum(-1)
+    return np.exp(-d2 / (2 * bw * bw))
+
+
+def _centre(K):
+    n = K.shape[0]
+    H = np.eye(n) - 1.0 / n
+    return H @ K @ H
+
+
+def _data(seed=0, n=40, dz=1, dependent=False):
+    gen = np.random.default_rng(seed)
+    z = gen.normal(size=(n, dz))
+    x = np.sin(2 * z).sum(1, keepdims=True) + 0.3 * gen.normal(size=(n, 1))
+    y = np.cos(z).sum(1, keepdims=True) + 0.3 * gen.normal(size=(n, 1))
+    if dependent:
+        y = y + x
+    return x, y, z
+
+
+def _brute_kci(x, y, z, bws, lam, augment=True):
+    xs, ys, zs = _std(x), _std(y), _std(z)
+    xa = np.hstack([xs, 0.5 * zs]) if augment else xs
+    n = xs.shape[0]
+    Kx, Ky, Kz = (_centre(_gram(a, b)) for a, b in zip((xa, ys, zs), bws))
+    R = n * lam * np.linalg.inv(Kz + n * lam * np.eye(n))
+    Kxt, Kyt = R @ Kx @ R, R @ Ky @ R
+    return np.sum(Kxt * Kyt) / n**2, Kxt, Kyt
+
+
+# -- the statistic ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("augment", [True, False])
+def test_statistic_equals_brute_force(augment):
+    x, y, z = _data(1, 35, dz=2)
+    bws, lam = (1.1, 0.9, 1.3), 0.01
+    res = ci(x, y, z, bandwidth_x=bws[0], bandwidth_y=bws[1], bandwidth_z=bws[2], lam=lam,
+             augment=augment)
+    ref, Kxt, Kyt = _brute_kci(x, y, z, bws, lam, augment)
+    assert res.statistic == pytest.approx(ref, rel=1e-10)
+    # the gamma of the asymptotic null: mean tr(M)/n^2, variance 2 ||M||_F^2 / n^4
+    n, M = 35, Kxt * Kyt
+    mean, var = np.trace(M) / n**2, 2 * np.sum(M * M) / n**4
+    p = stats.gamma.sf(ref, mean**2 / var, scale=var / mean)
+    assert res.pvalue == pytest.approx(p, rel=1e-8)
+    assert res.params["x"]["epsilon"] == pytest.approx(n * lam)
+
+
+@pytest.mark.parametrize("filt", ["showalter", "cutoff", "iterated_tikhonov"])
+def test_other_filters_are_the_shrink_factors_of_the_spectrum(filt):
+    x, y, z = _data(2, 30)
+    bw = 0.8
+    res = ci(x, y, z, bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=bw, lam=0.02, filter=filt)
+    xs, ys, zs = _std(x), _std(y), _std(z)
+    Kz = _centre(_gram(zs, bw))
+    w, V = np.linalg.eigh(Kz)
+    w = np.clip(w, 0, None)
+    g = kmtests.estimators.filters.FILTERS[filt](w / 30, 0.02)
+    h = np.clip(w / 30 * g, 0, 1)
+    h[w < 1e-12 * w.max()] = 0.0
+    R = np.eye(30) - (V * h) @ V.T
+    Kx = _centre(_gram(np.hstack([xs, 0.5 * zs]), 1.0))
+    Ky = _centre(_gram(ys, 1.0))
+    ref = np.sum((R @ Kx @ R) * (R @ Ky @ R)) / 900
+    assert res.statistic == pytest.approx(ref, rel=1e-8)
+
+
+# -- the tuning -------------------------------------------------------------------------------------
+def _brute_scores(criterion, zs, Kc, bw, lams):
+    n = zs.shape[0]
+    Kz = _centre(_gram(zs, bw))
+    out = []
+    for lam in lams:
+        P = Kz @ np.linalg.inv(Kz + n * lam * np.eye(n))
+        R = np.eye(n) - P
+        if criterion == "gcv":
+            out.append(n * np.trace(R @ Kc @ R) / (n - np.trace(P)) ** 2)
+        elif criterion == "loo":
+            errs = []
+            for i in range(n):  # refit without point i, with the same kernel and n lam
+                keep = np.r_[0:i, i + 1:n]
+                w = np.linalg.solve(Kz[np.ix_(keep, keep)] + n * lam * np.eye(n - 1),
+                                    Kz[keep, i])
+                errs.append(Kc[i, i] - 2 * w @ Kc[keep, i] + w @ Kc[np.ix_(keep, keep)] @ w)
+            out.append(np.mean(errs))
+        else:  # GP evidence on the centred subspace, amplitude profiled out
+            Q = np.linalg.qr(np.eye(n) - 1.0 / n)[0][:, : n - 1]
+            A = Q.T @ Kz @ Q + n * lam * np.eye(n - 1)
+            S = np.trace(np.linalg.solve(A, Q.T @ Kc @ Q))
+            out.append((n - 1) * np.log(S) + np.linalg.slogdet(A)[1])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("criterion", ["gcv", "loo", "marglik"])
+def test_tuning_criteria_equal_literal_formulas(criterion):
+    x, _, z = _data(3, 24)
+    zs = _std(z)
+    Kc = _centre(_gram(np.hstack([_std(x), 0.5 * zs]), 1.0))
+    bws = [0.3, 0.9]
+    lams = np.array([1e-4, 1e-3, 1e-2, 1e-1])
+    fit = ConditionalMeanEmbedding(lam=lams, criterion=criterion).fit(
+        [Gaussian(b) for b in bws], zs, Kc, cache=False)
+    brute = np.vstack([_brute_scores(criterion, zs, Kc, b, lams) for b in bws])
+    if criterion == "marglik":  # equal up to a constant
+        np.testing.assert_allclose(fit.scores - fit.scores[0, 0], brute - brute[0, 0],
+                                   rtol=1e-7, atol=1e-7)
+    else:
+        np.testing.assert_allclose(fit.scores, brute, rtol=1e-8)
+    i, j = np.unravel_index(np.argmin(brute), brute.shape)
+    assert fit.lam == lams[j] and fit.kernel.bandwidth == bws[i]
+
+
+def test_each_variable_gets_its_own_regression():
+    """x depends sharply on z, y smoothly: the criterion picks a narrower bandwidth on z
+    for x than for y."""
+    gen = np.random.default_rng(4)
+    z = gen.uniform(-2, 2, size=300)
+    x = np.sin(6 * z) + 0.1 * gen.normal(size=300)
+    y = z + 0.3 * gen.normal(size=300)
+    res = ci(x, y, z, augment=False)
+    assert res.params["x"]["bandwidth z"] < res.params["y"]["bandwidth z"]
+    assert res.params["x"]["df"] > res.params["y"]["df"]
+
+
+# -- the nulls --------------------------------------------------------------------------------------
+def test_chi2_weights_are_the_eigenvalues_of_the_product():
+    x, y, z = _data(5, 30)
+    bws, lam = (1.0, 1.0, 0.7), 0.005
+    _, Kxt, Kyt = _brute_kci(x, y, z, bws, lam)
+    ev = np.sort(np.linalg.eigvalsh(Kxt * Kyt))[::-1] / 900
+    from kmtests.null.chi2 import null_eigenvalues
+
+    got = null_eigenvalues(Kxt, Kyt)
+    np.testing.assert_allclose(got, ev[: got.size], rtol=1e-8, atol=1e-15)
+    res = ci(x, y, z, bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.7, lam=lam,
+             method="chi2", n_resamples=500, rng=2)
+    draws = np.random.default_rng(2).chisquare(1.0, size=(500, got.size)) @ got
+    np.testing.assert_allclose(res.null_distribution, draws, rtol=1e-12)
+    assert res.pvalue == (1 + np.sum(draws >= res.statistic)) / 501
+
+
+def test_wild_bootstrap_draws_of_the_residual_hsic():
+    from kmtests.null import WildBootstrap
+    from kmtests.null.wild import multipliers
+
+    x, y, z = _data(6, 25)
+    bws, lam = (1.0, 1.0, 0.7), 0.005
+    _, Kxt, Kyt = _brute_kci(x, y, z, bws, lam)
+    res = ci(x, y, z, bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.7, lam=lam,
+             method=WildBootstrap(n_resamples=50, rng=4))
+    W = multipliers(np.random.default_rng(4), 50, 25, "rademacher", 20.0)
+    ref = np.einsum("bi,ij,bj->b", W, Kxt * Kyt, W) / 625
+    np.testing.assert_allclose(res.null_distribution, ref, rtol=1e-9)
+
+
+# -- the exact test within the strata of a discrete z ----------------------------------------------
+def test_strata_permutations_are_the_statistic_recomputed_and_exact():
+    """z takes two values; permuting y within them: every permuted statistic equals KCI
+    recomputed from scratch on the permuted data (tuned regressions included), and over
+    all 4! 4! = 576 arrangements the test rejects at most floor(0.05 * 576) = 28."""
+    gen = np.random.default_rng(7)
+    z = np.repeat([0.0, 1.0], 4)
+    x = z + gen.normal(size=8)
+    y = z + gen.normal(size=8)
+    kw = dict(strata=z, n_resamples=10**4, bandwidth_x=1.0, bandwidth_y=1.0)
+    res = ci(x, y, z, **kw)
+    assert res.exact and res.n_resamples == 576
+    groups = [np.flatnonzero(z == v) for v in (0.0, 1.0)]
+    arrangements = []
+    for p0 in itertools.permutations(groups[0]):
+        for p1 in itertools.permutations(groups[1]):
+            perm = np.empty(8, dtype=int)
+            perm[groups[0]], perm[groups[1]] = p0, p1
+            arrangements.append(perm)
+    recomputed = np.sort([ci(x, y[p], z, bandwidth_x=1.0, bandwidth_y=1.0).statistic
+                          for p in arrangements[:60]])
+    null = np.sort(res.null_distribution)
+    # the first 60 arrangements' recomputed statistics are among the null's values
+    assert all(np.min(np.abs(null - v)) <= 1e-12 * max(abs(v), 1e-300) + 1e-16
+               for v in recomputed)
+    pvals = [ci(x, y[p], z, **kw).pvalue for p in arrangements]
+    assert sum(p <= 0.05 for p in pvals) <= math.floor(0.05 * 576)
+
+
+# -- SplitKCI -------------------------------------------------------------------------------------
+def test_split_residuals_are_an_explicit_fit_on_the_training_part():
+    x, y, z = _data(8, 40)
+    bws, lam = (1.0, 1.0, 0.8), 0.01
+    res = ci(x, y, z, statistic="split", bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.8,
+             lam=lam, rng=3)
+    from kmtests._rng import child
+
+    order = child(3, "split").permutation(40)
+    A, B = np.sort(order[:20]), np.sort(order[20:])
+    xs, ys, zs = _std(x), _std(y), _std(z)
+
+    def residual_gram(feat, bw):
+        K = _gram(feat, bw)
+        Kz = _gram(zs, 0.8)
+        Kaa = _centre(Kz[np.ix_(A, A)])
+        # kernel on z centred at the training mean embedding
+        kc = (Kz[np.ix_(B, A)] - Kz[np.ix_(B, A)].mean(1, keepdims=True)
+              - Kz[np.ix_(A, A)].mean(0)[None, :] + Kz[np.ix_(A, A)].mean())
+        alpha = kc @ np.linalg.pinv(Kaa + 20 * lam * np.eye(20), hermitian=True)
+        # features centred at the training mean: r_b = phi_b - mean_A - alpha (phi_A - mean)
+        W = alpha + (1 - alpha.sum(1, keepdims=True)) / 20
+        Rg = (K[np.ix_(B, B)] - W @ K[np.ix_(A, B)] - K[np.ix_(B, A)] @ W.T
+              + W @ K[np.ix_(A, A)] @ W.T)
+        return _centre(Rg)
+
+    Kxt = residual_gram(np.hstack([xs, 0.5 * zs]), 1.0)
+    Kyt = residual_gram(ys, 1.0)
+    assert res.statistic == pytest.approx(np.sum(Kxt * Kyt) / 400, rel=1e-7)
+    assert res.sizes["n_train"] == 20 and res.sizes["n_test"] == 20
+    again = ci(x, y, z, statistic="split", rng=3, bandwidth_x=1.0, bandwidth_y=1.0,
+               bandwidth_z=0.8, lam=lam)
+    assert again.statistic == res.statistic
+
+
+# -- invariances, level and power on easy cases -------------------------------------------------
+def test_translation_scaling_and_row_order_do_not_change_the_test():
+    x, y, z = _data(9, 60, dz=2)
+    ref = ci(x, y, z)
+    order = np.random.default_rng(1).permutation(60)
+    moved = ci(3.0 * x[order] + 1e6, -2.0 * y[order] + 5.0, z[order] * [4.0, 0.5] - 7.0)
+    assert moved.pvalue == pytest.approx(ref.pvalue, rel=1e-6)
+    assert moved.statistic == pytest.approx(ref.statistic, rel=1e-6)
+
+
+def test_detects_conditional_dependence_and_not_common_causes():
+    gen = np.random.default_rng(10)
+    z = gen.normal(size=200)
+    x, y = z + 0.5 * gen.normal(size=200), z ** 2 + 0.5 * gen.normal(size=200) + z
+    assert ci(x, y, z).pvalue > 0.01
+    assert kmtests.independence_test(x, y, n_resamples=199, rng=1).pvalue <= 0.01
+    x, y, z = _data(11, 200, dependent=True)
+    assert ci(x, y, z).pvalue < 1e-4
+
+
+def test_cache_reuses_the_decompositions_of_z(monkeypatch):
+    from kmtests import _gram
+
+    calls = []
+    real = _gram.centred_spectrum
+    monkeypatch.setattr(_gram, "centred_spectrum", lambda K: calls.append(1) or real(K))
+    cme.clear_cache()
+    x, y, z = _data(12, 50)
+    ci(x, y, z)
+    first = len(calls)
+    assert first == 5  # one per candidate bandwidth on z, shared by x and y
+    ci(y, x + 1.0, z)  # other variables, the same z: no new decomposition
+    assert len(calls) == first
+    ci(x, y, z, cache=False)  # decomposed again (once for both variables), not kept
+    assert len(calls) == 2 * first
+    ci(x, y, z)
+    assert len(calls) == 2 * first
+    cme.clear_cache()
+
+
+def test_pandas_inputs_are_paired_by_index_and_named():
+    pd = pytest.importorskip("pandas")
+    x, y, z = _data(13, 30)
+    idx = np.arange(30)[::-1]
+    X = pd.Series(x.ravel(), name="a")
+    Y = pd.Series(y.ravel(), name="b").iloc[idx]
+    Z = pd.DataFrame({"c": z.ravel()})
+    res = ci(X, Y, Z)
+    assert res.statistic == pytest.approx(ci(x, y, z).statistic, rel=1e-12)
+    assert res.data_name == "a and b given z[c]"
+
+
+# -- refusals -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(method="permutation"), ValueError, "needs permutations that keep the conditional"),
+    (dict(rng=1), ValueError, "with no random draws: `rng`"),
+    (dict(statistic="split", strata=np.zeros(30)), ValueError, "permutations within strata"),
+    (dict(kernel_x="precomputed"), ValueError, "precomputed Gram matrices are not supported"),
+    (dict(lam=-1.0), ValueError, "`lam` must be a positive number"),
+    (dict(lam="gcv"), ValueError, "`lam` must be a positive number"),
+    (dict(criterion="loo", filter="cutoff"), ValueError, "criterion='loo' is the exact"),
+    (dict(criterion="aic"), ValueError, "`criterion` must be one of"),
+    (dict(bandwidth_z=[1.0, 1.0]), ValueError, "distinct positive numbers"),
+    (dict(bandwidth_z="wide"), ValueError, "`bandwidth_z` must be"),
+    (dict(split_size=0.5), ValueError, "`split_size` configures statistic='split'"),
+    (dict(statistic="split", split_size=1.5), ValueError, "`split` must be a fraction"),
+    (dict(method="gamma", n_resamples=99), ValueError, "`n_resamples` do(es) not apply"),
+])
+def test_refusals(kwargs, error, match):
+    x, y, z = _data(14, 30)
+    with pytest.raises(error, match=match.replace("(", r"\(").replace(")", r"\)")):
+        ci(x, y, z, **kwargs)
+
+
+def test_sizes_are_checked():
+    x, y, z = _data(15, 30)
+    with pytest.raises(ValueError, match="same number of observations"):
+        ci(x, y[:29], z)
+    with pytest.raises(ValueError, match="at least 6 observations"):
+        ci(x[:5], y[:5], z[:5])
+
+
+def test_report_names_the_regression_and_the_null():
+    x, y, z = _data(16, 80)
+    res = ci(x, y, z)
+    line = " ".join(str(res).split())
+    assert "Kernel conditional independence test (KCI), kernel ridge regression on z, " \
+           "tuned by gcv, gamma approximation to the null, asymptotic moments" in line
+    text = res.summary().as_text()
+    for key in ("Regression: tikhonov", "Criterion: gcv", "lam (x)", "lam (y)",
+                "bandwidth z (x)", "Moments: asymptotic"):
+        assert key in text
+    assert res.to_dict()["details"]["regression"]["x"]["lam"] == res.params["x"]["lam"]
