@@ -201,7 +201,7 @@ def test_group_with_three_values_or_two_files_is_refused(files, capsys):
     assert rc == 2 and "column 'g' of" in err and "has 3 value(s)" in err
     assert "choose them with --groups A,B" in err
     rc, _, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--group", "g")
-    assert rc == 2 and "--group splits one file into the two samples; got two files" in err
+    assert rc == 2 and "--group splits one file into the samples; got 2 files" in err
 
 
 # -- standard input ------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def test_standard_input(files, capsys, monkeypatch):
     got = _json(capsys, "independence", "-", "--x", "u", "--y", "v", *args)
     assert got["data_name"] == "u and v in <stdin>"
     rc, _, err = _run(capsys, "two-sample", "-", "-")
-    assert rc == 2 and "only one of the two files can be standard input ('-')" in err
+    assert rc == 2 and "only one of the files can be standard input ('-')" in err
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"u;v\n1;2\n3;4\n")))
     rc, _, err = _run(capsys, "independence", "-", "--x", "u", "--y", "v")
     assert rc == 2 and err.startswith("kmtests: error: <stdin>: the file has a single column")

@@ -43,7 +43,7 @@ def _naive(samples, bw, unbiased):
 @pytest.mark.parametrize("statistic", ["unbiased", "biased"])
 def test_statistic_is_the_weighted_average_of_pairwise_mmds(statistic):
     s = _samples()
-    res = kmtests.kmtests.k_sample_test(*s, bandwidth=1.3, statistic=statistic, n_resamples=9, rng=0)
+    res = kmtests.k_sample_test(*s, bandwidth=1.3, statistic=statistic, n_resamples=9, rng=0)
     assert res.statistic == pytest.approx(_naive(s, 1.3, statistic == "unbiased"), rel=1e-11)
 
 
@@ -66,7 +66,7 @@ def test_the_v_form_is_hsic_with_a_label_kernel_and_the_same_test():
     z = np.vstack(s)
     labels = np.repeat(np.arange(3), 3)
     L = (labels[:, None] == labels[None, :]) / 3.0
-    res = kmtests.kmtests.k_sample_test(*s, bandwidth=1.0, statistic="biased", n_resamples=10**6)
+    res = kmtests.k_sample_test(*s, bandwidth=1.0, statistic="biased", n_resamples=10**6)
     assert res.exact and res.n_resamples == 1680
     Kc = Gaussian(1.0).centred_gram(z).Kc
     N, W = 9, 27
@@ -97,8 +97,8 @@ def test_exact_level_by_enumeration():
 def test_engines(engine):
     s = _samples(4, (20, 25, 22), shifts=(0, 0, 0.6))
     kw = dict(bandwidth=1.2, n_resamples=199, rng=2)
-    exact = kmtests.kmtests.k_sample_test(*s, **kw)
-    other = kmtests.kmtests.k_sample_test(*s, engine=engine, **kw, **(
+    exact = kmtests.k_sample_test(*s, **kw)
+    other = kmtests.k_sample_test(*s, engine=engine, **kw, **(
         {} if engine == "streamed" else {"n_features": 40}))
     assert other.engine == engine
     if engine == "streamed":
@@ -110,19 +110,19 @@ def test_engines(engine):
 
 def test_gamma_is_fitted_to_the_permutation_moments():
     s = _samples(5, (30, 30, 30))
-    perm = kmtests.kmtests.k_sample_test(*s, statistic="biased", n_resamples=2000, rng=1)
-    gam = kmtests.kmtests.k_sample_test(*s, statistic="biased", method="gamma")
+    perm = kmtests.k_sample_test(*s, statistic="biased", n_resamples=2000, rng=1)
+    gam = kmtests.k_sample_test(*s, statistic="biased", method="gamma")
     null = perm.null_distribution
     assert gam.details["permutation_mean"] == pytest.approx(null.mean(), rel=0.03)
     assert gam.details["permutation_var"] == pytest.approx(null.var(), rel=0.1)
     assert abs(gam.pvalue - perm.pvalue) < 0.05
     with pytest.raises(ValueError, match="approximates the null of the biased"):
-        kmtests.kmtests.k_sample_test(*s, method="gamma")
+        kmtests.k_sample_test(*s, method="gamma")
 
 
 def test_pairwise_holm():
     s = _samples(13, (25, 25, 25), shifts=(0.0, 0.0, 1.0))
-    res = kmtests.kmtests.k_sample_test(*s, n_resamples=499, rng=3)
+    res = kmtests.k_sample_test(*s, n_resamples=499, rng=3)
     pw = res.pairwise()
     assert list(zip(pw.sample_a, pw.sample_b)) == [("x1", "x2"), ("x1", "x3"), ("x2", "x3")]
     assert (pw.pvalue_adjusted >= pw.pvalue).all()
@@ -160,9 +160,9 @@ def test_errors():
     with pytest.raises(ValueError, match="same number of columns"):
         kmtests.k_sample_test(s[0], s[1][:, :1])
     with pytest.raises(ValueError, match="engine='streamed'.*fkmse"):
-        kmtests.kmtests.k_sample_test(*s, estimator="fkmse", engine="streamed")
+        kmtests.k_sample_test(*s, estimator="fkmse", engine="streamed")
     with pytest.raises(ValueError, match="precomputed"):
-        kmtests.kmtests.k_sample_test(*s, kernel="precomputed")
+        kmtests.k_sample_test(*s, kernel="precomputed")
 
 
 @pytest.mark.slow
@@ -178,7 +178,7 @@ def test_level(law, statistic, method):
     rej = 0
     for i in range(reps):
         s = [draw(n) for n in (12, 15, 10)]
-        res = kmtests.kmtests.k_sample_test(*s, statistic=statistic, method=method,
+        res = kmtests.k_sample_test(*s, statistic=statistic, method=method,
                                     **({"n_resamples": 99, "rng": i}
                                        if method == "permutation" else {}))
         rej += res.pvalue <= alpha
