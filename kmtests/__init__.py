@@ -6,7 +6,9 @@ two_sample_test, mmd
     Kernel two-sample test (MMD) and its statistic.
 independence_test, hsic
     Kernel independence test (HSIC) and its statistic.
-TwoSampleResult, IndependenceResult
+joint_independence_test, dhsic
+    Joint independence test of d variables (dHSIC) and its statistic.
+TwoSampleResult, IndependenceResult, JointIndependenceResult
     The result objects.
 PermutationMethod, GammaMethod, NormalMethod, null
     The null-distribution methods as configuration objects.
@@ -41,10 +43,13 @@ from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
 from .compare import compare_estimators as compare_estimators
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
+from .joint import dhsic as dhsic
+from .joint import joint_independence_test as joint_independence_test
 from .null import GammaMethod as GammaMethod
 from .null import NormalMethod as NormalMethod
 from .null import PermutationMethod as PermutationMethod
 from .results import IndependenceResult as IndependenceResult
+from .results import JointIndependenceResult as JointIndependenceResult
 from .results import TwoSampleResult as TwoSampleResult
 from .twosample import mmd as mmd
 from .twosample import two_sample_test as two_sample_test
@@ -78,6 +83,7 @@ __all__ = [
     "GammaMethod",
     "IndefiniteKernelWarning",
     "IndependenceResult",
+    "JointIndependenceResult",
     "KmtestsWarning",
     "NormalMethod",
     "PermutationMethod",
@@ -86,10 +92,12 @@ __all__ = [
     "__version__",
     "compare_estimators",
     "datasets",
+    "dhsic",
     "estimators",
     "groundtruth",
     "hsic",
     "independence_test",
+    "joint_independence_test",
     "kernels",
     "learn",
     "mmd",

@@ -42,7 +42,7 @@ def test_the_package_type_checks() -> None:
 _FLOORS = [
     ("kmtests", "kmtests.__main__", "kmtests.cli"),
     ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn"),
-    ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated"),
+    ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.joint"),
     ("kmtests._driver",),
     ("kmtests.results",),
     ("kmtests.null",),

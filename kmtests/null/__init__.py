@@ -47,18 +47,22 @@ from ..engines._threads import check_n_jobs as check_n_jobs
 from ._base import NullMethod as NullMethod
 from ._base import NullOutcome as NullOutcome
 from ._base import RunContext as RunContext
+from .bootstrap import BootstrapMethod as BootstrapMethod
 from .gamma import GammaMethod as GammaMethod
+from .joint_gamma import JointGammaMethod as JointGammaMethod
 from .normal import NormalMethod as NormalMethod
 from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
 from .permutation import PermutationMethod as PermutationMethod
 from .wild import WildBootstrap as WildBootstrap
 
-__all__ = ["DEFAULT_N_RESAMPLES", "GammaMethod", "METHODS", "NormalMethod", "NullMethod",
+__all__ = ["BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
+           "METHODS", "NormalMethod", "NullMethod",
            "PermutationMethod", "WildBootstrap", "check_n_jobs", "resolve_method"]
 
 #: the null methods by name
 METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma": GammaMethod,
-                                        "normal": NormalMethod, "wild": WildBootstrap}
+                                        "normal": NormalMethod, "wild": WildBootstrap,
+                                        "bootstrap": BootstrapMethod}
 
 
 def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,

@@ -14,9 +14,11 @@ from ._base import KernelTestResult as KernelTestResult
 from ._base import TwoSampleResult as TwoSampleResult
 from .aggregated import AggregatedIndependenceResult as AggregatedIndependenceResult
 from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
+from .joint import JointIndependenceResult as JointIndependenceResult
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult", "IndependenceResult",
-           "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
+           "JointIndependenceResult", "KernelTestResult", "RESULTS", "TwoSampleResult",
+           "result_class"]
 
 #: the result class of each problem kind, for a single statistic and for an aggregate
 RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
@@ -24,6 +26,7 @@ RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
     ("independence", False): IndependenceResult,
     ("two_sample", True): AggregatedTwoSampleResult,
     ("independence", True): AggregatedIndependenceResult,
+    ("joint", False): JointIndependenceResult,
 }
 
 

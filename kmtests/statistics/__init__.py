@@ -25,15 +25,16 @@ from ._base import KernelForm as KernelForm
 from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
+from .dhsic import DHSIC as DHSIC
 from .hsic import KernelHSIC as KernelHSIC
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "FormInfo", "KernelForm", "KernelHSIC", "KernelMMD", "LinearTimeMMD",
-           "NOCCO", "Prepared", "STATISTICS", "SpectralMMD", "Statistic", "default_statistic",
-           "resolve_statistic", "statistic_name"]
+__all__ = ["Aggregate", "DHSIC", "FormInfo", "KernelForm", "KernelHSIC", "KernelMMD",
+           "LinearTimeMMD", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD", "Statistic",
+           "default_statistic", "resolve_statistic", "statistic_name"]
 
 Builder = Callable[[Mapping[str, Any], KernelMeanEstimator, Mapping[str, Any]], Statistic]
 
@@ -111,6 +112,7 @@ STATISTICS: dict[str, dict[str, tuple[Builder, tuple[str, ...]]]] = {
         "unbiased": (_hsic(True), ()),
         "regularized": (_regularized, ("filter", "lam")),
     },
+    "joint": {"dhsic": (lambda kernels, est, opts: DHSIC(tuple(kernels.values())), ())},
 }
 
 
