@@ -396,3 +396,73 @@ def test_power_on_xor():
     print(f"XOR power of {n_sets}: dHSIC {joint}, pairwise HSIC (xy, xz, yz) {pairs}")
     assert joint >= 0.9 * n_sets, joint
     assert np.all(pairs <= hi), pairs
+
+
+# -- the power-study scenario and the command line ------------------------------------------
+def test_xor_scenario_compares_dhsic_with_pairwise_tests():
+    """The "xor" scenario of power_curve (x: two coins, y = effect (x1 xor x2) + noise):
+    with `tests=` callables, dHSIC of (x1, x2, y) rejects where HSIC(x1, y) does not."""
+    from kmtests.datasets import get_scenario
+    from kmtests.power import power_curve
+
+    x, y = get_scenario("xor").sample(50, 0.0, rng=0)
+    assert x.shape == (50, 2) and y.shape == (50, 1) and set(np.unique(x)) == {0.0, 1.0}
+
+    def dhsic_test(x, y, *, n_resamples, rng):
+        return joint_independence_test(x[:, 0], x[:, 1], y, n_resamples=n_resamples, rng=rng)
+
+    def first_coin(x, y, *, n_resamples, rng):
+        return kmtests.independence_test(x[:, 0], y, n_resamples=n_resamples, rng=rng)
+
+    res = power_curve("xor", tests={"dHSIC": dhsic_test, "HSIC(x1, y)": first_coin},
+                      sample_sizes=[60], effects=[3.0], repetitions=10, n_resamples=99, rng=0)
+    power = res.table().set_index("estimator")["power"]
+    assert power["dHSIC"] >= 0.8 and power["HSIC(x1, y)"] <= 0.3
+
+
+@pytest.fixture
+def xor_csv(tmp_path, rng):
+    x, y, z = _xor(rng, 40, noise=0.5)
+    w = rng.normal(size=40)
+    path = tmp_path / "xor.csv"
+    rows = ["a,b,c,d"] + [f"{a},{b},{c},{e}" for a, b, c, e in zip(x, y, z, w)]
+    path.write_text("\n".join(rows) + "\n")
+    return path, (x, y, z, w)
+
+
+def test_cli_joint(xor_csv, capsys):
+    from kmtests.cli import main
+
+    path, (x, y, z, w) = xor_csv
+    assert main(["joint", str(path), "--columns", "a,b,c", "--seed", "1",
+                 "--n-resamples", "99"]) == 0
+    out = capsys.readouterr().out
+    want = joint_independence_test(x, y, z, n_resamples=99, rng=1)
+    assert "Joint independence test (dHSIC)" in out and f"data:  a, b, c in {path}" in out
+    assert f"p-value = {want.pvalue:.2g}" in out
+    assert main(["joint", str(path), "--columns", "a+b,c", "--method", "gamma",
+                 "--bandwidths", "dhsic", "--json"]) == 0
+    import json
+
+    got = json.loads(capsys.readouterr().out)
+    bws = [dhsic_bandwidth(np.c_[x, y]), dhsic_bandwidth(z)]
+    want = joint_independence_test(np.c_[x, y], z, method="gamma", bandwidths=bws)
+    assert got["pvalue"] == pytest.approx(want.pvalue, rel=1e-12)
+    assert got["level"] == "approximate" and got["sizes"] == {"n": 40, "d": 2}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--columns", "a"], "--columns: a joint independence test needs at least 2 variables"),
+    (["--columns", "a+b,b"], "each column can be in one variable only; ['b']"),
+    (["--columns", "a,b", "--bandwidths", "1,2,3"],
+     "--bandwidths must be one value for all variables or one per variable (2); got 3"),
+    (["--method", "gamma", "--seed", "3"], "method='gamma' draws nothing: --seed"),
+    (["--columns", "a,e"], "unknown column(s) ['e']"),
+])
+def test_cli_joint_errors(xor_csv, capsys, argv, message):
+    from kmtests.cli import main
+
+    path, _ = xor_csv
+    assert main(["joint", str(path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
