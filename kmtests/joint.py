@@ -117,6 +117,7 @@ def dhsic_bandwidth(x: ArrayLike) -> float:
     Examples
     --------
     >>> import numpy as np
+    >>> from kmtests.joint import dhsic_bandwidth
     >>> print(f"{dhsic_bandwidth(np.array([0.0, 1.0, 3.0])):.6f}")
     1.414214
     """

@@ -15,6 +15,11 @@ The tests take ``method="permutation"``, ``"gamma"``, ``"normal"`` or
 * :class:`NormalMethod` — the null of the linear-time two-sample statistics
   (``engine="block"`` or ``"linear"``, where it is the default; approximate,
   see :doc:`/user_guide/scale`);
+* :class:`BootstrapMethod` (``"bootstrap"``) and :class:`JointGammaMethod`
+  (``method="gamma"`` of :func:`~kmtests.joint_independence_test`) — the
+  bootstrap and the gamma approximation of the joint independence test's
+  dHSIC (approximate; :mod:`kmtests.null.bootstrap`,
+  :mod:`kmtests.null.joint_gamma`);
 * :class:`WildBootstrap` — the wild bootstrap of the degenerate kernel
   statistics (Chwialkowski et al., 2014; approximate), with i.i.d. Rademacher
   multipliers or an autoregressive process for dependent data.

@@ -13,6 +13,7 @@ order, and different labels are an error.
 Examples
 --------
 >>> import numpy as np
+>>> from kmtests.problems.joint import joint_problem
 >>> p = joint_problem([np.arange(5.0), np.ones((5, 2)), np.arange(5.0) ** 2])
 >>> p.d, p.n, p.roles, p.dims
 (3, 5, ('x1', 'x2', 'x3'), {'x1': 1, 'x2': 2, 'x3': 1})

@@ -187,6 +187,7 @@ def dhsic_rows(grams: Sequence[JointGram], rows: np.ndarray, resampled: bool = F
     Examples
     --------
     >>> import numpy as np
+    >>> from kmtests.statistics.dhsic import JointGram, dhsic_rows
     >>> K = np.array([[1.0, 0.5, 0.2], [0.5, 1.0, 0.4], [0.2, 0.4, 1.0]])
     >>> grams = [JointGram.from_gram(K)] * 3
     >>> ident = np.tile(np.arange(3), 2)[None, :]
