@@ -254,7 +254,9 @@ def joint_independence_test(
     ``dhsic.test`` reports ``n dHSIC_n`` as its statistic; kmtests reports
     ``dHSIC_n`` (as R's ``dhsic``), so its gamma scale is R's divided by
     ``n``. R's default bandwidths are :func:`dhsic_bandwidth`'s; its
-    ``"discrete"`` kernel is a precomputed ``K_ij = 1{x_i = x_j}``.
+    ``"discrete"`` kernel is a precomputed ``K_ij = 1{x_i = x_j}``. For
+    ``n < 2d`` R's ``dhsic.test`` returns ``p = 1`` without a test; the
+    permutation test here is exact for any ``n >= 2``.
 
     References
     ----------

@@ -280,6 +280,9 @@ def test_gamma_mean_uses_the_diagonal(rng):
      "`x2` must contain real numbers"),
     (lambda x: kmtests.independence_test(x, x, method="bootstrap"), ValueError,
      "method='bootstrap' resamples each variable but the first with replacement"),
+    (lambda x: kmtests.independence_test(
+        x, x, statistic=kmtests.statistics.DHSIC([Gaussian(1.0), Gaussian(1.0)])),
+     ValueError, "dHSIC tests the joint independence of d variables"),
 ])
 def test_refusals(rng, call, err, match):
     with pytest.raises(err, match=match):

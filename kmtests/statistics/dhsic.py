@@ -258,6 +258,9 @@ class DHSIC(Statistic):
                                  "entry by entry)")
 
     def check(self, problem: Any, tuning: str) -> None:
+        if getattr(problem, "kind", None) != "joint":
+            raise ValueError("the statistic dHSIC tests the joint independence of d "
+                             "variables: use kmtests.joint_independence_test.")
         if problem.d != len(self.kernels):
             raise ValueError(f"the statistic has {len(self.kernels)} kernels for "
                              f"{problem.d} variables: give one kernel per variable.")
