@@ -69,7 +69,7 @@ def test_unknown_names_list_valid_choices(xy):
         kmtests.two_sample_test(x, y, estimator="nope")
     with pytest.raises(ValueError, match="`method` must be one of 'gamma', 'normal', "
                        "'permutation', 'wild'"):
-        kmtests.two_sample_test(x, y, method="bootstrap")
+        kmtests.two_sample_test(x, y, method="jackknife")
     with pytest.raises(ValueError, match="`statistic` must be one of 'biased', 'regularized', "
                        "'unbiased'"):
         kmtests.independence_test(x, x, statistic="u")
