@@ -11,7 +11,9 @@ k_sample_test, KSampleResult
     pairwise tests.
 conditional_independence_test (ci_test), ConditionalIndependenceResult
     Kernel conditional independence test (KCI) with a tuned regression on z.
-TwoSampleResult, IndependenceResult
+joint_independence_test, dhsic
+    Joint independence test of d variables (dHSIC) and its statistic.
+TwoSampleResult, IndependenceResult, JointIndependenceResult
     The result objects.
 PermutationMethod, GammaMethod, NormalMethod, null
     The null-distribution methods as configuration objects.
@@ -49,12 +51,15 @@ from .conditional import conditional_independence_test as conditional_independen
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .ksample import k_sample_test as k_sample_test
+from .joint import dhsic as dhsic
+from .joint import joint_independence_test as joint_independence_test
 from .null import GammaMethod as GammaMethod
 from .null import NormalMethod as NormalMethod
 from .null import PermutationMethod as PermutationMethod
 from .results import ConditionalIndependenceResult as ConditionalIndependenceResult
 from .results import IndependenceResult as IndependenceResult
 from .results import KSampleResult as KSampleResult
+from .results import JointIndependenceResult as JointIndependenceResult
 from .results import TwoSampleResult as TwoSampleResult
 from .twosample import mmd as mmd
 from .twosample import two_sample_test as two_sample_test
@@ -92,6 +97,7 @@ __all__ = [
     "IndefiniteKernelWarning",
     "IndependenceResult",
     "KSampleResult",
+    "JointIndependenceResult",
     "KmtestsWarning",
     "NormalMethod",
     "PermutationMethod",
@@ -100,11 +106,13 @@ __all__ = [
     "__version__",
     "compare_estimators",
     "datasets",
+    "dhsic",
     "estimators",
     "groundtruth",
     "hsic",
     "independence_test",
     "k_sample_test",
+    "joint_independence_test",
     "kernels",
     "learn",
     "mmd",

@@ -221,7 +221,7 @@ def test_strata_permutations_are_the_statistic_recomputed_and_exact():
 # -- SplitKCI -------------------------------------------------------------------------------------
 def test_split_residuals_are_an_explicit_fit_on_the_training_part():
     x, y, z = _data(8, 40)
-    bws, lam = (1.0, 1.0, 0.8), 0.01
+    lam = 0.01
     res = ci(x, y, z, statistic="split", bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.8,
              lam=lam, rng=3)
     from kmtests._rng import child

@@ -135,14 +135,22 @@ INDEPENDENCE_STATISTICS = {
 ENGINES = ["exact", "streamed", "nystrom", "rff"]
 LINEAR_TIME = ["block", "linear"]   # engine names of two_sample_test for those statistics
 
+#: the conditional and joint tests (in-memory engine only)
+OTHER_STATISTICS = {"conditional": {"KCI": dict(statistic="kci"),
+                                    "SplitKCI": dict(statistic="split")},
+                    "joint": {"dHSIC": {}}}
+
 CELLS = ([("two_sample", s, e) for s, e in itertools.product(TWO_SAMPLE_STATISTICS, ENGINES)]
          + [("two_sample", e, e) for e in LINEAR_TIME]
          + [("independence", s, e)
-            for s, e in itertools.product(INDEPENDENCE_STATISTICS, ENGINES)])
+            for s, e in itertools.product(INDEPENDENCE_STATISTICS, ENGINES)]
+         + [(p, s, "exact") for p, stats_ in OTHER_STATISTICS.items() for s in stats_])
 
 
 def statistic_runs(problem, stat, engine):
     """The statistic/engine combinations the faces run (the engine contract)."""
+    if problem in OTHER_STATISTICS:
+        return engine == "exact"
     if stat in LINEAR_TIME:
         return True
     if problem == "independence" and engine == "streamed":
@@ -156,6 +164,14 @@ def method_applies(method, problem, stat, engine):
     """The documented applicability of each registered method."""
     if not statistic_runs(problem, stat, engine):
         return False
+    if problem == "conditional":  # no permutation keeps the conditional null (no strata)
+        return method in ("gamma", "chi2", "wild")
+    if problem == "joint":
+        return method in ("permutation", "bootstrap", "gamma")
+    if method == "bootstrap":  # the joint test's bootstrap
+        return False
+    if method == "chi2":
+        return engine == "exact" and stat == "HSIC_b[kme]"
     if method == "permutation":
         return stat not in LINEAR_TIME
     if method == "normal":
@@ -167,8 +183,19 @@ def method_applies(method, problem, stat, engine):
     raise AssertionError(f"method {method!r} is registered but not in the contract table")
 
 
-def _method_object(name):
-    cls = METHODS[name]
+def _method_class(name, problem):
+    """The class a method name stands for in a problem (the joint test's gamma is dHSIC's)."""
+    if problem == "joint" and name == "gamma":
+        from kmtests.null import JointGammaMethod
+
+        return JointGammaMethod
+    return METHODS[name]
+
+
+def _method_object(name, problem=None):
+    cls = _method_class(name, problem)
+    if problem == "conditional" and name == "gamma":  # KCI's gamma: its asymptotic moments
+        return cls(moments="asymptotic")
     return cls(n_resamples=19, rng=0) if "n_resamples" in cls.test_options else cls()
 
 
@@ -179,6 +206,13 @@ def _method_keywords(name):
 
 def _run(problem, stat, engine, **method):
     gen = np.random.default_rng(4)
+    if problem == "conditional":
+        x, y, z = gen.normal(size=(30, 1)), gen.normal(size=(30, 1)), gen.normal(size=(30, 1))
+        return kmtests.conditional_independence_test(x, y, z, **OTHER_STATISTICS[problem][stat],
+                                                     **method)
+    if problem == "joint":
+        x, y, z = gen.normal(size=(20, 1)), gen.normal(size=(20, 2)), gen.normal(size=(20, 1))
+        return kmtests.joint_independence_test(x, y, z, **method)
     if problem == "two_sample":
         x, y = gen.normal(size=(10, 2)), gen.normal(size=(10, 2))
         if stat in LINEAR_TIME:
@@ -209,11 +243,11 @@ def test_every_registered_method_is_in_the_table():
 def test_method_applies_or_is_refused_before_any_gram(problem, stat, engine, method,
                                                       monkeypatch):
     if method_applies(method, problem, stat, engine):
-        for given in (dict(method=_method_object(method)),
+        for given in (dict(method=_method_object(method, problem)),
                       dict(method=method, **_method_keywords(method))):
             res = _run(problem, stat, engine, **given)
             assert 0.0 < res.pvalue <= 1.0, res.pvalue
-            assert isinstance(res.method, METHODS[method])
+            assert isinstance(res.method, _method_class(method, problem))
         return
 
     def boom(*a, **k):
@@ -222,9 +256,9 @@ def test_method_applies_or_is_refused_before_any_gram(problem, stat, engine, met
     monkeypatch.setattr(Kernel, "centred_gram", boom)
     monkeypatch.setattr(KernelTiles, "__init__", boom)
     monkeypatch.setattr(lowrank, "feature_map", boom)
-    for given in (dict(method=_method_object(method)),
+    for given in (dict(method=_method_object(method, problem)),
                   dict(method=method, **_method_keywords(method))):
-        with pytest.raises(ValueError):
+        with pytest.raises((ValueError, TypeError)):
             _run(problem, stat, engine, **given)
 
 
@@ -244,6 +278,8 @@ REPRO = [("two_sample", "MMD_u[kme]", "exact"), ("two_sample", "MMD_b[kme]", "ex
 def test_seeded_pvalue_is_the_same_for_every_batch_thread_count_and_run(method):
     cls = METHODS[method]
     cells = [c for c in REPRO if method_applies(method, *c)]
+    if method == "bootstrap":
+        cells = [("joint", "dHSIC", "exact")]
     assert cells
     for cell in cells:
         if "batch" not in cls.test_options:  # gamma, normal: nothing random, no batches

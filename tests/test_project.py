@@ -43,7 +43,7 @@ _FLOORS = [
     ("kmtests", "kmtests.__main__", "kmtests.cli"),
     ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
-     "kmtests.conditional"),
+     "kmtests.conditional", "kmtests.joint"),
     ("kmtests._driver",),
     ("kmtests.results",),
     ("kmtests.null",),

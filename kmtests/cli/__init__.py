@@ -1,4 +1,5 @@
-"""Command line: ``kmtests demo | two-sample | independence | k-sample | aggregated | power``.
+"""Command line: ``kmtests demo | two-sample | independence | k-sample | joint | aggregated |
+power``.
 
 Every error is reported in one line on standard error with exit status 2,
 before any computation when the arguments or files are at fault: options are
@@ -25,6 +26,7 @@ import numpy as np
 
 from . import _args as opt
 from ._data import STDIN, columns, labels, read_csv, split_by_group, unnamed_column
+from ._joint import add_joint, run_joint
 
 _EXTRA = "pip install 'kmtests[power]'"
 #: options of the tests (Python names) passed when given
@@ -572,6 +574,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run both tests on the bundled Eckerle4 data")
     _add_test_commands(sub)
+    pj = add_joint(sub)
+    pj.set_defaults(_flags=_flags(pj, kernels="--kernel"))
     _add_aggregated(sub)
     _add_power(sub)
     return parser
@@ -616,7 +620,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "power":
             return _power(args)
         run = {"two-sample": _two_sample, "independence": _independence,
-               "k-sample": _k_sample, "aggregated": _aggregated}[args.command]
+               "k-sample": _k_sample, "joint": run_joint,
+               "aggregated": _aggregated}[args.command]
         res = run(args)
         _emit(res, args.json, res.pairwise() if getattr(args, "pairwise", False) else None)
     except BrokenPipeError:  # output piped into e.g. `head`: not an error

@@ -115,6 +115,12 @@ def _circular(n: int, effect: float, gen: _Gen) -> _Pair:
     return x, y
 
 
+def _xor(n: int, effect: float, gen: _Gen) -> _Pair:
+    coins = gen.integers(0, 2, size=(n, 2))
+    y = effect * (coins[:, 0] ^ coins[:, 1]) + gen.normal(size=n)
+    return coins.astype(np.float64), y[:, None]
+
+
 def _mixtures(n: int, effect: float, gen: _Gen, d: int = 5) -> _Pair:
     from dataclasses import replace
 
@@ -358,6 +364,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              "x ~ U(-pi, pi), y = effect sin(2x) + N(0, 1)"),
     Scenario("circular", "independence", _circular, 1.0,
              "theta ~ U(0, 2 pi), (x, y) = effect (cos theta, sin theta) + N(0, 0.25 I_2)"),
+    Scenario("xor", "independence", _xor, 1.0,
+             "x = two fair coins (2 columns), y = effect (x_1 xor x_2) + N(0, 1): y is "
+             "independent of each coin, not of the pair (compare the joint independence "
+             "test of x_1, x_2, y through `tests=` callables)"),
     Scenario("eckerle", "independence", _eckerle, 1.0,
              "n rows of NIST Eckerle4 drawn without replacement (x = wavelength, y = "
              "transmittance); each y is replaced by an independent random y with "

@@ -15,6 +15,11 @@ The tests take ``method="permutation"``, ``"gamma"``, ``"normal"``,
 * :class:`NormalMethod` — the null of the linear-time two-sample statistics
   (``engine="block"`` or ``"linear"``, where it is the default; approximate,
   see :doc:`/user_guide/scale`);
+* :class:`BootstrapMethod` (``"bootstrap"``) and :class:`JointGammaMethod`
+  (``method="gamma"`` of :func:`~kmtests.joint_independence_test`) — the
+  bootstrap and the gamma approximation of the joint independence test's
+  dHSIC (approximate; :mod:`kmtests.null.bootstrap`,
+  :mod:`kmtests.null.joint_gamma`);
 * :class:`WildBootstrap` — the wild bootstrap of the degenerate kernel
   statistics (Chwialkowski et al., 2014; approximate), with i.i.d. Rademacher
   multipliers or an autoregressive process for dependent data;
@@ -50,21 +55,24 @@ from ..engines._threads import check_n_jobs as check_n_jobs
 from ._base import NullMethod as NullMethod
 from ._base import NullOutcome as NullOutcome
 from ._base import RunContext as RunContext
+from .bootstrap import BootstrapMethod as BootstrapMethod
 from .chi2 import WeightedChiSquare as WeightedChiSquare
 from .gamma import GammaMethod as GammaMethod
+from .joint_gamma import JointGammaMethod as JointGammaMethod
 from .normal import NormalMethod as NormalMethod
 from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
 from .permutation import PermutationMethod as PermutationMethod
 from .wild import WildBootstrap as WildBootstrap
 
-__all__ = ["DEFAULT_N_RESAMPLES", "GammaMethod", "METHODS", "NormalMethod", "NullMethod",
-           "PermutationMethod", "WeightedChiSquare", "WildBootstrap", "check_n_jobs",
-           "resolve_method"]
+__all__ = ["BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
+           "METHODS", "NormalMethod", "NullMethod", "PermutationMethod", "WeightedChiSquare",
+           "WildBootstrap", "check_n_jobs", "resolve_method"]
 
 #: the null methods by name
 METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma": GammaMethod,
                                         "normal": NormalMethod, "wild": WildBootstrap,
-                                        "chi2": WeightedChiSquare}
+                                        "chi2": WeightedChiSquare,
+                                        "bootstrap": BootstrapMethod}
 
 
 def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,

@@ -15,10 +15,11 @@ from ._base import TwoSampleResult as TwoSampleResult
 from .aggregated import AggregatedIndependenceResult as AggregatedIndependenceResult
 from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
 from .conditional import ConditionalIndependenceResult as ConditionalIndependenceResult
+from .joint import JointIndependenceResult as JointIndependenceResult
 from .ksample import KSampleResult as KSampleResult
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult",
-           "ConditionalIndependenceResult", "IndependenceResult",
+           "ConditionalIndependenceResult", "IndependenceResult", "JointIndependenceResult",
            "KSampleResult", "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
 
 #: the result class of each problem kind, for a single statistic and for an aggregate
@@ -29,6 +30,7 @@ RESULTS: dict[tuple[str, bool], type[KernelTestResult]] = {
     ("independence", True): AggregatedIndependenceResult,
     ("k_sample", False): KSampleResult,
     ("conditional", False): ConditionalIndependenceResult,
+    ("joint", False): JointIndependenceResult,
 }
 
 

@@ -25,6 +25,7 @@ from ._base import KernelForm as KernelForm
 from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
+from .dhsic import DHSIC as DHSIC
 from .hsic import KernelHSIC as KernelHSIC
 from .kci import KCI as KCI
 from .ksample import KSampleMMD as KSampleMMD
@@ -33,10 +34,9 @@ from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "FormInfo", "KCI", "KSampleMMD", "KernelForm", "KernelHSIC", "KernelMMD",
-           "LinearTimeMMD",
-           "NOCCO", "Prepared", "STATISTICS", "SpectralMMD", "Statistic", "default_statistic",
-           "resolve_statistic", "statistic_name"]
+__all__ = ["Aggregate", "DHSIC", "FormInfo", "KCI", "KSampleMMD", "KernelForm", "KernelHSIC",
+           "KernelMMD", "LinearTimeMMD", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
+           "Statistic", "default_statistic", "resolve_statistic", "statistic_name"]
 
 Builder = Callable[[Mapping[str, Any], KernelMeanEstimator, Mapping[str, Any]], Statistic]
 
@@ -157,6 +157,7 @@ STATISTICS: dict[str, dict[str, tuple[Builder, tuple[str, ...]]]] = {
         "split": (_kci(True), ("filter", "lam", "criterion", "bandwidth_z", "augment",
                                "cache", "split_size")),
     },
+    "joint": {"dhsic": (lambda kernels, est, opts: DHSIC(tuple(kernels.values())), ())},
 }
 
 
