@@ -103,3 +103,9 @@ def test_random_rows_are_uniform_over_the_arrangements(name):
     assert set(counts) <= set(keys)
     observed = np.array([counts.get(k, 0) for k in keys])
     assert stats.chisquare(observed).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_identity_is_the_first_enumerated_arrangement(name):
+    s = SCHEMES[name]
+    np.testing.assert_array_equal(s.identity()[0], next(iter(s.enumerate())))

@@ -406,3 +406,7 @@ class Independent(Scheme):
                  for p in itertools.permutations(range(self.size))]
         for combo in itertools.product(perms, repeat=self.d - 1):
             yield np.concatenate(combo)
+
+    def identity(self) -> np.ndarray:
+        """The data's own arrangement: every variable in its own order, as a (1, n) batch."""
+        return np.tile(np.arange(self.size, dtype=np.int64), self.d - 1)[None, :]
