@@ -18,8 +18,9 @@ import numpy as np
 if TYPE_CHECKING:  # statsmodels is imported when a report is built
     from statsmodels.iolib.table import SimpleTable
 
-__all__ = ["Annotated", "Summary", "WIDTH", "flow", "format_bound", "format_number", "format_pvalue",
-           "format_value", "html_settings_table", "result_table", "settings_table"]
+__all__ = ["Annotated", "Summary", "WIDTH", "flow", "format_bound", "format_number",
+           "format_pvalue", "format_value", "html_settings_table", "result_table",
+           "settings_table"]
 
 #: width of every table and wrapped line of a report
 WIDTH = 78

@@ -50,6 +50,7 @@ def conditional_independence_test(
     progress: bool | None = None,
     data_name: str | None = None,
     engine: str | Engine = "exact",
+    n_features: int | None = None,
     cache: bool | None = None,
 ) -> ConditionalIndependenceResult:
     r"""Kernel test of conditional independence: are `x` and `y` independent given `z`?
@@ -120,8 +121,15 @@ def conditional_independence_test(
         split of ``statistic="split"``.
     data_name : str, optional
         Name of the data for the report.
-    engine : {"exact"} or Engine
-        The in-memory engine (the regressions decompose the Gram matrix of z).
+    engine : {"exact", "rff", "nystrom"} or Engine
+        ``"exact"`` (default): the Gram matrices in memory (O(n^2) memory, O(n^3)
+        time for the decompositions of z's Gram matrices). ``"rff"`` or
+        ``"nystrom"``: random Fourier or Nyström features of x, y (16 each) and z
+        (`n_features`), the regressions on z's features — the RCoT approximation of
+        Strobl et al. (2019), O(n) memory and time, for n = 10^4 to 10^5; the
+        features are drawn from `rng`.
+    n_features : int, optional
+        The features of z on ``engine="rff"`` or ``"nystrom"`` (default 200).
     cache : bool, optional
         Reuse the eigendecompositions of the Gram matrices of z across calls with
         the same z (default True; causal discovery asks many questions with the
@@ -168,7 +176,7 @@ def conditional_independence_test(
         statistic=statistic, filter=filter, lam=lam, criterion=criterion, augment=augment,
         split_size=split_size, method=method, strata=strata, n_resamples=n_resamples,
         rng=rng, batch=batch, n_jobs=n_jobs, progress=progress, data_name=data_name,
-        engine=engine, cache=cache))
+        engine=engine, n_features=n_features, cache=cache))
     assert isinstance(res, ConditionalIndependenceResult)
     return res
 
@@ -183,7 +191,8 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
           lam: Any = None, criterion: Any = None, augment: Any = None, split_size: Any = None,
           method: Any = None, strata: Any = None, n_resamples: Any = None,
           rng: SeedLike = None, batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None, engine: Any = "exact", cache: Any = None
+          data_name: str | None = None, engine: Any = "exact", n_features: Any = None,
+          cache: Any = None
           ) -> tuple[ConditionalProblem, Statistic, Engine, NullMethod, str]:
     """:func:`conditional_independence_test`'s keywords -> the four objects and tuning."""
     kx = resolve_kernel(kernel_x, bandwidth_x, name="kernel_x", bandwidth_name="bandwidth_x")
@@ -206,9 +215,11 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
         from .engines._threads import check_n_jobs
 
         stat.n_jobs = check_n_jobs(n_jobs)
+    eng = resolve_engine(engine, {"n_features": n_features}, scheme="pairing")
     method_rng = rng
-    if getattr(stat, "split", None) is not None and rng is not None:
-        # the split is drawn from `rng` even when the null takes no random numbers
+    draws = getattr(stat, "split", None) is not None or eng.name in ("rff", "nystrom")
+    if draws and rng is not None:
+        # the split or the features are drawn from `rng` even when the null draws nothing
         stat.split_rng = rng  # type: ignore[attr-defined]
         name = stat.default_method if method is None else method
         cls = METHODS.get(name.lower()) if isinstance(name, str) else None
@@ -229,5 +240,4 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
         method = GammaMethod(moments="asymptotic")
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=method_rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
-    eng = resolve_engine(engine, {}, scheme="pairing")
     return problem, stat, eng, meth, "pooled"

@@ -163,7 +163,7 @@ class Engine(abc.ABC):
         """The engine that runs (``"auto"`` chooses one; every other engine is itself)."""
         return self
 
-    def notes(self, statistic: str, n: int) -> list[str]:
+    def notes(self, statistic: str, n: int, permutations: bool = True) -> list[str]:
         """Notes for the report: why it was chosen, and what it approximates."""
         return [self.note] if self.note else []
 

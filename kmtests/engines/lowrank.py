@@ -529,13 +529,14 @@ class _LowRank(Engine):
                     "point is a Nyström landmark")
         return ""
 
-    def notes(self, statistic: str, n: int) -> list[str]:
-        out = super().notes(statistic, n)
+    def notes(self, statistic: str, n: int, permutations: bool = True) -> list[str]:
+        out = super().notes(statistic, n, permutations)
         if self.clip_note(n):
             out.append(self.clip_note(n))
         out.append(f"approximate statistic: {statistic} of the {_LABEL[self.name]} "
-                   "approximation of the kernel; the permutation p-value is exact for this "
-                   "statistic, not for the kernel's own")
+                   "approximation of the kernel" + (
+                       "; the permutation p-value is exact for this statistic, not for the "
+                       "kernel's own" if permutations else ""))
         return ["; ".join(out)]
 
     def pooled(self, kernel: Any, z: np.ndarray, *, rng: Any = None,

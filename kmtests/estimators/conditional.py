@@ -54,7 +54,7 @@ import numpy as np
 from .filters import FILTERS, shrink_factor
 
 __all__ = ["CRITERIA", "ConditionalMeanEmbedding", "FittedRegression", "ZSpectrum",
-           "clear_cache", "lambda_grid_cme", "z_spectrum"]
+           "clear_cache", "feature_spectrum", "lambda_grid_cme", "z_spectrum"]
 
 #: the tuning criteria of :class:`ConditionalMeanEmbedding`
 CRITERIA = ("gcv", "loo", "marglik")
@@ -133,6 +133,28 @@ def z_spectrum(kernel: Any, z: np.ndarray, *, cache: bool = True) -> ZSpectrum:
     return spec
 
 
+def feature_spectrum(kernel: Any, F: np.ndarray) -> ZSpectrum:
+    """The spectrum of the approximate centred Gram matrix ``F F'`` of centred features
+    `F` (n x r, e.g. random Fourier or Nyström features of z), from their SVD (O(n r^2))."""
+    U, s, _ = np.linalg.svd(F, full_matrices=False)
+    kappa = s * s
+    top = float(kappa[0]) if kappa.size else 0.0
+    keep = kappa > max(top, 0.0) * max(F.shape) * np.finfo(np.float64).eps * 10
+    U = U[:, keep]
+    U -= U.mean(axis=0)
+    return ZSpectrum(np.ascontiguousarray(kappa[keep]), np.ascontiguousarray(U),
+                     float(np.sum(F * F)), kernel)
+
+
+def _target(target: Any, U: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """``(Kc U, tr Kc, diag Kc)`` of a target given as its centred Gram matrix (n x n) or
+    as centred features ``F`` with ``Kc = F F'`` (an object with a ``phi`` attribute)."""
+    F = getattr(target, "phi", None)
+    if F is not None:
+        return F @ (F.T @ U), float(np.sum(F * F)), np.einsum("ij,ij->i", F, F)
+    return target @ U, float(np.trace(target)), np.diagonal(target)
+
+
 def lambda_grid_cme(trace: float, n: int, count: int = 13) -> np.ndarray:
     """The default grid of ``lam``: ``(tr(Kz_c) / n) x 10^[-6, 0]`` (operator units).
 
@@ -191,6 +213,11 @@ class FittedRegression:
         R[np.diag_indices_from(R)] += 1.0
         return R
 
+    def residual_features(self, F: np.ndarray) -> np.ndarray:
+        """``R F``: the residuals of centred features (n x r; O(n r r_z))."""
+        U = self.spectrum.U
+        return F - (U * self.h) @ (U.T @ F)
+
     def residual_gram(self, Kc: np.ndarray) -> np.ndarray:
         """``R Kc R``: the centred Gram matrix of the residual features (O(n^2 r))."""
         U, h = self.spectrum.U, self.h
@@ -203,18 +230,17 @@ class FittedRegression:
         return 0.5 * (out + out.T)
 
 
-def _scores(criterion: str, filt: str, spec: ZSpectrum, Kc: np.ndarray,
+def _scores(criterion: str, filt: str, spec: ZSpectrum, Kc: Any,
             lams: np.ndarray) -> np.ndarray:
-    """The criterion (smaller is better) of every ``lam`` for target `Kc`."""
+    """The criterion (smaller is better) of every ``lam`` for target `Kc` (a centred Gram
+    matrix, or centred features: :func:`_target`)."""
     n = spec.n
     U, kappa = spec.U, spec.kappa
-    G = Kc @ U
+    G, total, dK = _target(Kc, U)
     m = np.einsum("ia,ia->a", U, G)          # (U' Kc U)_aa
-    total = float(np.trace(Kc))
     out = np.full(lams.size, np.inf)
     if criterion == "loo":
         M = U.T @ G
-        dK = np.diagonal(Kc)
     for j, lam in enumerate(lams):
         h = shrink_factor(filt, kappa / n, lam)
         if criterion == "gcv":
@@ -307,7 +333,7 @@ class ConditionalMeanEmbedding:
         lams = self.lams()
         return lams is None or lams.size > 1
 
-    def fit(self, kernels: Sequence[Any], z: np.ndarray, Kc: np.ndarray, *,
+    def fit(self, kernels: Sequence[Any], z: np.ndarray, Kc: Any, *,
             cache: bool = True, spectra: Sequence[ZSpectrum] | None = None
             ) -> FittedRegression:
         """Fit the regression of the target (centred Gram matrix `Kc`) on `z`.
@@ -317,8 +343,9 @@ class ConditionalMeanEmbedding:
         kernels : sequence of Kernel
             Candidate kernels on `z`, fitted (one: no kernel choice).
         z : ndarray, shape (n, d)
-        Kc : ndarray, shape (n, n)
-            The centred Gram matrix of the target's features.
+        Kc : ndarray, shape (n, n), or Features
+            The centred Gram matrix of the target's features, or the centred features
+            themselves (an object with a ``phi`` attribute, n x r: low-rank engines).
         cache : bool
             Reuse (and keep) the eigendecompositions of :func:`z_spectrum`.
         spectra : sequence of ZSpectrum, optional

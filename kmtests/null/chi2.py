@@ -33,7 +33,7 @@ from .._validation import check_rng
 from ._base import NullOutcome, ResultLike, RunContext
 from .permutation import ResamplingMethod, check_finite_statistic, pvalue_upper
 
-__all__ = ["WeightedChiSquare", "null_eigenvalues"]
+__all__ = ["WeightedChiSquare", "lowrank_products", "null_eigenvalues"]
 
 #: chi-square draws per step (rows of B x r); fixed so that `batch` does not change them
 _DRAW = 256
@@ -41,11 +41,30 @@ _DRAW = 256
 _RELATIVE = 1e-12
 
 
-def null_eigenvalues(Kc: np.ndarray, Lc: np.ndarray) -> np.ndarray:
+def lowrank_products(Fx: np.ndarray, Fy: np.ndarray, rows: int = 2048
+                     ) -> tuple[float, np.ndarray]:
+    """``(tr M, W'W)`` for ``M = (Fx Fx') o (Fy Fy')`` given by features: ``W`` has the
+    rows ``Fx_t (x) Fy_t`` (n x r_x r_y), so ``M = W W'`` and its nonzero eigenvalues are
+    those of ``W'W``; accumulated over row blocks (no n x n matrix)."""
+    n, rx = Fx.shape
+    ry = Fy.shape[1]
+    C = np.zeros((rx * ry, rx * ry))
+    tr = 0.0
+    for a in range(0, n, rows):
+        W = (Fx[a:a + rows, :, None] * Fy[a:a + rows, None, :]).reshape(-1, rx * ry)
+        C += W.T @ W
+        tr += float(np.einsum("ij,ij->", W, W))
+    return tr, 0.5 * (C + C.T)
+
+
+def null_eigenvalues(Kc: np.ndarray, Lc: np.ndarray, lowrank: bool = False) -> np.ndarray:
     """The positive eigenvalues of ``Kc o Lc / n^2`` (the weights of the chi-squares),
-    descending."""
+    descending; with `lowrank`, `Kc` and `Lc` are features (``Kc Kc'``, ``Lc Lc'``)."""
     n = Kc.shape[0]
-    M = Kc * Lc
+    if lowrank:
+        M = lowrank_products(Kc, Lc)[1]
+    else:
+        M = Kc * Lc
     ev = np.linalg.eigvalsh(0.5 * (M + M.T))[::-1] / n**2
     top = float(ev[0]) if ev.size else 0.0
     return ev[ev > max(top, 0.0) * _RELATIVE] if top > 0 else ev[:0]
@@ -70,7 +89,7 @@ class WeightedChiSquare(ResamplingMethod):
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
         form = statistic.form()
-        if form.kind not in ("hsic", "kci") or form.unbiased or not form.kme:
+        if form.kind not in ("hsic", "kci", "kci_lowrank") or form.unbiased or not form.kme:
             raise ValueError("method='chi2' approximates the null of the V-statistics HSIC_b "
                              f"and KCI; the test computes {form.name}: use "
                              "statistic='biased' with estimator='kme' for HSIC, or "
@@ -86,7 +105,7 @@ class WeightedChiSquare(ResamplingMethod):
 
         kf = prepared.kernel_form()
         with linalg_threads(self.n_jobs, kf.Kc.shape[0]):
-            lam = null_eigenvalues(kf.Kc, kf.Lc) * kf.scale
+            lam = null_eigenvalues(kf.Kc, kf.Lc, kf.kind == "kci_lowrank") * kf.scale
         gen = check_rng(self.rng)
         B = self.n_resamples
         null = np.empty(B)

@@ -126,15 +126,25 @@ def hsic_gamma(K: np.ndarray, L: np.ndarray, observed_biased: float,
     return _fit(observed_biased, mean, var, pm / n**2, pv / n**4, moments, "HSIC_b")
 
 
-def kci_gamma(Kx: np.ndarray, Ky: np.ndarray, t: float) -> tuple[float, dict[str, Any]]:
+def kci_gamma(Kx: np.ndarray, Ky: np.ndarray, t: float, lowrank: bool = False
+              ) -> tuple[float, dict[str, Any]]:
     """p-value of the KCI statistic ``T = sum(Kx o Ky) / n^2`` (residual Gram matrices)
     under the gamma fitted to its asymptotic null ``sum_k lambda_k chi^2_1 / n^2``,
     ``lambda`` the eigenvalues of ``M = Kx o Ky``: mean ``tr M / n^2``, variance
-    ``2 ||M||_F^2 / n^4`` (Zhang et al., 2011; causal-learn's ``get_kappa``)."""
+    ``2 ||M||_F^2 / n^4`` (Zhang et al., 2011; causal-learn's ``get_kappa``). With
+    `lowrank`, `Kx` and `Ky` are residual features (``M = (Kx Kx') o (Ky Ky')``, whose
+    moments come from the products of the features)."""
     n = Kx.shape[0]
-    M = Kx * Ky
-    mean = float(np.trace(M)) / n**2
-    var = 2.0 * float(np.einsum("ij,ij->", M, M)) / n**4
+    if lowrank:
+        from .chi2 import lowrank_products
+
+        tr, C = lowrank_products(Kx, Ky)
+        mean = tr / n**2
+        var = 2.0 * float(np.einsum("ij,ij->", C, C)) / n**4
+    else:
+        M = Kx * Ky
+        mean = float(np.trace(M)) / n**2
+        var = 2.0 * float(np.einsum("ij,ij->", M, M)) / n**4
     p, det = _gamma_sf(t, mean, var)
     return p, {**det, "kci_moments": True}
 
@@ -241,7 +251,7 @@ class GammaMethod(NullMethod):
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
         form = statistic.form()
-        if form.kind == "kci":
+        if form.kind in ("kci", "kci_lowrank"):
             if self.moments == "permutation":
                 raise ValueError("the gamma approximation of a conditional statistic is fitted "
                                  "to the asymptotic moments of Zhang et al. (permutations do "
@@ -269,8 +279,8 @@ class GammaMethod(NullMethod):
             ) -> NullOutcome:
         kf = prepared.kernel_form()
         t = float(np.asarray(observed.stat).reshape(-1)[0])
-        if kf.kind == "kci":
-            p, details = kci_gamma(kf.Kc, kf.Lc, t)
+        if kf.kind in ("kci", "kci_lowrank"):
+            p, details = kci_gamma(kf.Kc, kf.Lc, t, lowrank=kf.kind == "kci_lowrank")
             return NullOutcome(p, details=details)
         if kf.kind == "mmd":
             p, details = mmd_gamma(kf.Kc, kf.n_x, t, self.moments)

@@ -131,8 +131,8 @@ class WildBootstrap(ResamplingMethod):
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
         form = statistic.form()
-        if form.kind not in ("mmd", "hsic", "kci") or not form.kme or (
-                form.kind in ("hsic", "kci") and form.unbiased):
+        if form.kind not in ("mmd", "hsic", "kci", "kci_lowrank") or not form.kme or (
+                form.kind in ("hsic", "kci", "kci_lowrank") and form.unbiased):
             raise ValueError("method='wild' bootstraps MMD^2_u, MMD^2_b and HSIC_b with the "
                              f"KME; the test computes {form.name}: use estimator='kme' (and "
                              "statistic='biased' for HSIC), or method='permutation'.")
@@ -151,6 +151,14 @@ class WildBootstrap(ResamplingMethod):
         out = np.empty(size)
         for start in range(0, size, _DRAW):
             b = min(_DRAW, size - start)
+            if kf.kind == "kci_lowrank":  # ||Fx' diag(w) Fy||_F^2 / n^2, no n x n matrix
+                W = multipliers(rng, b, n, self.process, self.length)
+                acc = np.zeros(b)
+                for a in range(kf.Kc.shape[1]):
+                    Q = (W * kf.Kc[:, a][None, :]) @ kf.Lc
+                    acc += np.einsum("ij,ij->i", Q, Q)
+                out[start:start + b] = acc / (n * n)
+                continue
             if kf.kind in ("hsic", "kci"):
                 W = multipliers(rng, b, n, self.process, self.length) / n
                 assert M is not None

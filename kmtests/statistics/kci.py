@@ -55,6 +55,10 @@ __all__ = ["KCI", "Z_FACTORS", "split_residual_gram"]
 
 #: the candidate bandwidths on z of ``bandwidth_z="auto"``: the median heuristic times these
 Z_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
+#: the low-rank engines (features instead of Gram matrices: RCoT-style, Strobl et al.)
+LOWRANK = ("nystrom", "rff")
+#: features of x and of y on the low-rank engines (``n_features`` is z's)
+FEATURES_XY = 16
 
 
 
@@ -141,6 +145,7 @@ class KCI(Statistic):
                              f"regressions are fitted on); got {split!r}.")
         self.split = None if split is None else float(split)
         self.cache = bool(cache)
+        self.features_xy = FEATURES_XY
         self.estimator = KME()
         #: the seed of the split (set by the face when the null takes no random numbers)
         self.split_rng: Any = None
@@ -156,10 +161,9 @@ class KCI(Statistic):
         return f"the conditional statistic {self.label()}"
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
+        # the in-memory engine (Gram matrices) or a low-rank one (features of x, y and z)
         return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y,
-                                        "z": self.kernel_z},
-                            gram=f"the {self.label()} statistic needs (it regresses the Gram "
-                                 "matrices on those of z)")
+                                        "z": self.kernel_z})
 
     def check(self, problem: Any, tuning: str) -> None:
         if self.split is not None and not problem.scheme.full:
@@ -172,8 +176,18 @@ class KCI(Statistic):
                              f"of {n}.")
 
     def offers(self, engine: Engine) -> frozenset[str]:
-        return frozenset({"kernel_form"} if self.split is not None
-                         else {"values", "kernel_form"})
+        if self.split is not None or engine.name in LOWRANK:
+            return frozenset({"kernel_form"})
+        return frozenset({"values", "kernel_form"})
+
+    def check_engine(self, engine: Engine) -> None:
+        """Refuse the engines it does not run on (the in-memory and low-rank ones run)."""
+        if engine.name not in ("exact",) + LOWRANK:
+            raise ValueError(f"the conditional test runs on engine='exact' (Gram matrices) or "
+                             f"'nystrom'/'rff' (features); got engine={engine.name!r}.")
+        if engine.name in LOWRANK and self.split is not None:
+            raise ValueError("statistic='split' runs on engine='exact'; the low-rank engines "
+                             "fit the regressions on all the data's features.")
 
     def form(self) -> FormInfo:
         return FormInfo("kci", self.label(), False, True)
@@ -183,6 +197,14 @@ class KCI(Statistic):
         from .._guards import format_bytes
 
         n = problem.n
+        self.check_engine(engine)
+        if engine.name in LOWRANK:
+            r = int(getattr(engine, "n_features", 200))
+            q = self.features_xy
+            need = 8.0 * n * (len(self._candidates_count()) * r + 4 * q + 2 * r) \
+                + 8.0 * 3 * (q * q) ** 2
+            return (need, f"the features of x, y and z of {n} observations take about "
+                          f"{format_bytes(need)}", "Use fewer features (`n_features`).")
         need = 12 * 8.0 * n * n
         return (need, f"the {n} x {n} Gram, residual and eigenvector matrices of x, y and z "
                       f"take about {format_bytes(need)}",
@@ -207,15 +229,17 @@ class KCI(Statistic):
         from ..engines._loop import linalg_threads
 
         with linalg_threads(self.n_jobs, problem.n):
-            return self._prepare(problem, rng)
+            return self._prepare(problem, engine, rng)
 
-    def _prepare(self, problem: Any, rng: Any) -> Prepared:
+    def _prepare(self, problem: Any, engine: Engine, rng: Any) -> Prepared:
         x = standardized(problem.x.values)
         y = standardized(problem.y.values)
         z = standardized(problem.z.values)
         xa = np.hstack([x, 0.5 * z]) if self.augment else x
         kx = self.kernel_x.fitted_to(xa, name="x")
         ky = self.kernel_y.fitted_to(y, name="y")
+        if engine.name in LOWRANK:
+            return self._prepare_lowrank(problem, engine, kx, ky, xa, y, z, rng)
         Kx = kx.centred_gram(xa, name="x").Kc
         Ky = ky.centred_gram(y, name="y").Kc
         if self.split is None:
@@ -297,13 +321,61 @@ class KCI(Statistic):
                               f"the other {m}.")
         return prepared
 
+    def _prepare_lowrank(self, problem: Any, engine: Engine, kx: Kernel, ky: Kernel,
+                         xa: np.ndarray, y: np.ndarray, z: np.ndarray, rng: Any) -> Prepared:
+        """Features instead of Gram matrices (RCoT-style): the regressions are ridge (or
+        filter) regressions of the features of x and y on those of z, and the statistic
+        ``||Rx' Ry||_F^2 / n^2`` of the residual features."""
+        from .._rng import child
+        from ..engines.lowrank import feature_map
+        from ..estimators.conditional import feature_spectrum
+
+        n = problem.n
+        source = self.split_rng if self.split_rng is not None else rng
+        gx, gy, gz = child(source, "features").spawn(3)
+        q = min(self.features_xy, n)
+        r = min(int(getattr(engine, "n_features", 200)), n)
+        Fx = feature_map(engine.name, kx, xa, q, gx)
+        Fy = feature_map(engine.name, ky, y, q, gy)
+        seed = gz.integers(2**63)
+        cands = self._candidates(z)
+        # the same draws for every candidate bandwidth (common random numbers)
+        specs = [feature_spectrum(k, feature_map(engine.name, k, z, r,
+                                                 np.random.default_rng(seed)).phi)
+                 for k in cands]
+        reg = self.regression
+        fx = reg.fit(cands, z, Fx, spectra=specs)
+        fy = reg.fit(cands, z, Fy, spectra=specs)
+        Rx, Ry = fx.residual_features(Fx.phi), fy.residual_features(Fy.phi)
+        C = Rx.T @ Ry
+        stat = float(np.sum(C * C)) / (n * n)
+        scale = float(np.max(np.einsum("ij,ij->i", Rx, Rx))
+                      * np.max(np.einsum("ij,ij->i", Ry, Ry)))
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:  # pragma: no cover
+            raise AssertionError("the low-rank KCI offers no permutation values")
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            return Values(np.array([stat]), np.array([scale])), {}
+
+        prepared = self._prepared(problem, kx, ky, fx, fy, Rx, Ry, values, observed, n,
+                                  kind="kci_lowrank")
+        prepared.engine_info = (f"{Fx.rank} + {Fy.rank} features of x and y, {r} of z, "
+                                "approximate")
+        prepared.notes.append(
+            f"engine={engine.name!r}: the Gram matrices are approximated by {engine.name} "
+            f"features ({Fx.rank} of x, {Fy.rank} of y, {r} of z; drawn from `rng`), and the "
+            "regressions on z are regressions on z's features (RCoT-style, Strobl et al., "
+            "2019): an approximation of KCI.")
+        return prepared
+
     def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: FittedRegression,
                   fy: FittedRegression, Kxt: np.ndarray, Kyt: np.ndarray, values: Any,
-                  observed: Any, m: int) -> Prepared:
+                  observed: Any, m: int, kind: str = "kci") -> Prepared:
         reg = self.regression
 
         def kernel_form() -> KernelForm:
-            return KernelForm("kci", False, Kxt, Kyt)
+            return KernelForm(kind, False, Kxt, Kyt)
 
         def role(fit: FittedRegression) -> dict[str, Any]:
             return {"lam": fit.lam, "epsilon": fit.lam * fit.spectrum.n,
@@ -313,10 +385,10 @@ class KCI(Statistic):
         tuned = reg.tuned or len(self._candidates_count()) > 1
         how = (f"lam (and the bandwidth on z) chosen for each variable by {reg.criterion}"
                if tuned else "lam and the bandwidth on z fixed")
-        kind = "kernel ridge" if reg.filter == "tikhonov" else "spectral"
+        regression_kind = "kernel ridge" if reg.filter == "tikhonov" else "spectral"
         aug = "x augmented by z/2, " if self.augment else ""
-        note = (f"regression on z: {reg.filter} filter ({kind} regression of the features), "
-                f"{how}; {aug}all variables standardised.")
+        note = (f"regression on z: {reg.filter} filter ({regression_kind} regression of the "
+                f"features), {how}; {aug}all variables standardised.")
         what = (f"{self.label()} with {kx.phrase()} on x, {ky.phrase()} on y and "
                 f"{fx.kernel.phrase()} on z")
         return Prepared(values=values, observed=observed,
