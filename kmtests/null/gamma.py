@@ -259,7 +259,8 @@ class GammaMethod(NullMethod):
                                  "GammaMethod(moments='asymptotic').")
             return
         if form.unbiased or not form.kme:
-            base = {"mmd": "MMD^2_b", "hsic": "HSIC_b"}.get(form.kind, "statistic (V-form)")
+            base = {"mmd": "MMD^2_b", "hsic": "HSIC_b", "kway": "kMMD^2_b"}.get(
+                form.kind, "(V-form)")
             raise ValueError(f"method='gamma' approximates the null of the biased KME "
                              f"statistic {base}; use statistic='biased' with estimator='kme', "
                              "or method='permutation'.")
