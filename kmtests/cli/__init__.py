@@ -1,5 +1,5 @@
-"""Command line: ``kmtests demo | two-sample | independence | k-sample | joint | aggregated |
-power``.
+"""Command line: ``kmtests demo | two-sample | independence | k-sample | joint |
+conditional | aggregated | power``.
 
 Every error is reported in one line on standard error with exit status 2,
 before any computation when the arguments or files are at fault: options are
@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _args as opt
 from ._data import STDIN, columns, labels, read_csv, split_by_group, unnamed_column
+from ._conditional import add_conditional, run_conditional
 from ._joint import add_joint, run_joint
 
 _EXTRA = "pip install 'kmtests[power]'"
@@ -570,12 +571,15 @@ def _add_power(sub: Any) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kmtests", description="Kernel two-sample (MMD) and independence (HSIC) tests.")
+        prog="kmtests", description="Kernel two-sample (MMD), independence (HSIC), k-sample, "
+        "joint and conditional independence tests.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run both tests on the bundled Eckerle4 data")
     _add_test_commands(sub)
     pj = add_joint(sub)
     pj.set_defaults(_flags=_flags(pj, kernels="--kernel"))
+    pc = add_conditional(sub)
+    pc.set_defaults(_flags=_flags(pc, split="--split-size"))
     _add_aggregated(sub)
     _add_power(sub)
     return parser
@@ -620,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "power":
             return _power(args)
         run = {"two-sample": _two_sample, "independence": _independence,
-               "k-sample": _k_sample, "joint": run_joint,
+               "k-sample": _k_sample, "joint": run_joint, "conditional": run_conditional,
                "aggregated": _aggregated}[args.command]
         res = run(args)
         _emit(res, args.json, res.pairwise() if getattr(args, "pairwise", False) else None)
