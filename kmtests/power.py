@@ -61,37 +61,43 @@ class _Test:
     aggregated: bool = False
     function: Any = None
 
-    @property
-    def null(self) -> str:
-        return "permutation" if self.function is not None else _null_of(self.kwargs)
+    def null(self, kind: str) -> str:
+        return "permutation" if self.function is not None else _null_of(self.kwargs, kind)
 
     def run(self, data: tuple[np.ndarray, ...], kind: str, n_resamples: int,
             rng: np.random.Generator) -> Any:
         if self.function is not None:
             return self.function(*data, n_resamples=n_resamples, rng=rng, **self.kwargs)
-        return _call(_test_function(kind, self.aggregated), data, self.null, n_resamples, rng,
-                     self.kwargs)
+        return _call(_test_function(kind, self.aggregated), data, self.null(kind), n_resamples,
+                     rng, self.kwargs)
 
 
 #: engines of an asymptotic normal null, which take no permutation options
 _NORMAL_ENGINES = ("block", "linear")
+#: the null of a kind's test when `method` is not given (others: permutations)
+_DEFAULT_NULL = {"conditional": "gamma"}
+#: nulls computed without random draws: the tests take no `n_resamples` nor `rng`
+_DETERMINISTIC = ("normal", "gamma")
+#: the scenario kinds whose test has no `estimator=` (their rows say "kme")
+_NO_ESTIMATOR = ("joint", "conditional")
 
 
-def _null_of(kwargs: Mapping[str, Any]) -> str:
-    """The null of a test with options `kwargs`: 'normal', 'gamma', 'wild' or
-    'permutation'."""
+def _null_of(kwargs: Mapping[str, Any], kind: str = "two_sample") -> str:
+    """The null of a test with options `kwargs`: 'normal', 'gamma', 'wild', 'chi2',
+    'bootstrap' or 'permutation'."""
     engine = kwargs.get("engine", "exact")
     if isinstance(engine, str) and engine.lower() in _NORMAL_ENGINES:
         return "normal"
-    method = kwargs.get("method", "permutation")
+    method = kwargs.get("method", _DEFAULT_NULL.get(kind, "permutation"))
     name = method.lower() if isinstance(method, str) else getattr(method, "name", "")
-    return name if name in ("normal", "gamma", "wild") else "permutation"
+    return name if name in ("normal", "gamma", "wild", "chi2", "bootstrap") else "permutation"
 
 
 def _call(test: Any, data: tuple[np.ndarray, ...], null: str, n_resamples: int,
           rng: np.random.Generator, kwargs: Mapping[str, Any]) -> Any:
-    """`test` on the data: with the study's permutations, or none for a normal null."""
-    if null == "normal":  # the linear-time engines refuse permutation options
+    """`test` on the data: with the study's random stream, or none for a null computed
+    without draws (the linear-time tests' normal, the gamma approximations)."""
+    if null in _DETERMINISTIC:  # these refuse resampling options
         return test(*data, **kwargs)
     # the study shows its own progress; a bar per test would flood the output
     return test(*data, n_resamples=n_resamples, rng=rng, **{"progress": False, **kwargs})
@@ -106,6 +112,8 @@ TESTS: dict[tuple[str, bool], tuple[str, str]] = {
     ("two_sample", False): ("twosample", "two_sample_test"),
     ("independence", False): ("independence", "independence_test"),
     ("k_sample", False): ("ksample", "k_sample_test"),
+    ("joint", False): ("joint", "joint_independence_test"),
+    ("conditional", False): ("conditional", "conditional_independence_test"),
     ("two_sample", True): ("aggregated", "aggregated_two_sample_test"),
     ("independence", True): ("aggregated", "aggregated_independence_test"),
 }
@@ -168,8 +176,10 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
         if isinstance(est, _Test):
             res = est.run(data, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
         else:
-            res = _call(test, data, _null_of(test_kwargs), n_resamples,
-                        np.random.default_rng(perm_seed), {"estimator": est, **test_kwargs})
+            kw = test_kwargs if scenario.kind in _NO_ESTIMATOR else {"estimator": est,
+                                                                    **test_kwargs}
+            res = _call(test, data, _null_of(test_kwargs, scenario.kind), n_resamples,
+                        np.random.default_rng(perm_seed), kw)
         if not (hasattr(res, "statistic") and hasattr(res, "pvalue")):
             raise TypeError(f"the {label} test returned {type(res).__name__}; a test must "
                             "return a result with `statistic` and `pvalue` attributes.")
@@ -330,6 +340,10 @@ def _resolve_compared(estimators: Any, tests: Mapping[str, Any] | None, kind: st
         labels, configs = _resolve_tests(tests, kind, test_kwargs)
         return labels, list(configs)
     labels, objs = _resolve_estimators(estimators)
+    if kind in _NO_ESTIMATOR and any(o.name != "kme" for o in objs):
+        raise ValueError(f"the {kind} test of this scenario has no kernel mean estimator "
+                         "option; compare its variants with `tests` (e.g. {'tuned': {}, "
+                         "'fixed': {'lam': 1e-5}}).")
     test = _test_function(kind, False)
     unknown = sorted(set(test_kwargs) - set(inspect.signature(test).parameters))
     if unknown:
@@ -432,7 +446,8 @@ def _raw_frame(study: _Study, pvalues: dict[_Key, float]) -> pd.DataFrame:
     keys = sorted(((n, e, rep, lab) for n in study.sizes for e in study.effs
                    for rep in range(study.repetitions) for lab in study.labels),
                   key=lambda k: (k[0], k[1], k[2], order[k[3]]))
-    nulls = {lab: o.null if isinstance(o, _Test) else _null_of(study.test_kwargs)
+    kind = study.scen.kind
+    nulls = {lab: o.null(kind) if isinstance(o, _Test) else _null_of(study.test_kwargs, kind)
              for lab, o in zip(study.labels, study.objs)}
     raw = pd.DataFrame([(study.scen.name, study.scen.kind, *k, pvalues[k], nulls[k[3]])
                         for k in keys], columns=[*_RAW_COLUMNS, "null"])
@@ -601,10 +616,16 @@ class PowerCurveResult:
 
     def _notes(self) -> list[str]:
         """The notes of :meth:`summary`: the model, the tests' nulls, long labels, options."""
+        nulls = set(self.raw["null"]) if "null" in self.raw else {"permutation"}
+        drawn = sorted(nulls - set(_DETERMINISTIC))
+        draws = (f"{' and '.join(drawn)} nulls with B = {self.n_resamples} draws"
+                 if drawn and drawn != ["permutation"] else
+                 f"permutation tests with B = {self.n_resamples}" if drawn else
+                 "nulls computed without random draws")
         notes = [f"Scenario {self.scenario}: {self.description}",
-                 f"Permutation tests with B = {self.n_resamples}; power = mean(p <= alpha), "
+                 f"{draws[0].upper()}{draws[1:]}; power = mean(p <= alpha), "
                  "ci_low and ci_high the Clopper-Pearson 95% interval; all estimators see the "
-                 "same data and permutations in each repetition."]
+                 "same data and random draws in each repetition."]
         if "null" in self.raw:
             for null, what in (("normal", "asymptotic normal null"),
                                ("gamma", "gamma approximation of the null")):

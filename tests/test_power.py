@@ -17,7 +17,7 @@ class KMECopy(KME):
 def test_scenarios_null_and_shapes():
     for s in SCENARIOS.values():
         data = s.sample(12, 0.0, rng=1)
-        assert len(data) == (3 if s.kind == "k_sample" else 2)
+        assert len(data) == (3 if s.kind in ("k_sample", "joint", "conditional") else 2)
         assert all(a.shape[0] == 12 and np.all(np.isfinite(a)) for a in data)
     with pytest.raises(ValueError, match="at most 35 observations"):
         get_scenario("eckerle").sample(36)
@@ -399,3 +399,21 @@ def test_k_sample_and_dependent_scenarios():
     with pytest.raises(TypeError, match="must return a result"):
         power_curve("k_sample_shift_k3", sample_sizes=[10], effects=[0.0], repetitions=1,
                     n_resamples=19, rng=1, tests={"f": lambda a, b, c, n_resamples, rng: 0.5})
+
+
+def test_joint_and_conditional_scenarios_and_deterministic_nulls():
+    """Every kind runs its test; nulls without random draws (gamma) get no permutation
+    options (power_curve with method='gamma' failed before: 'has no permutations')."""
+    g = power_curve("mean_shift", sample_sizes=[10], effects=[0.5], repetitions=2, rng=1,
+                    test_kwargs={"method": "gamma", "statistic": "biased"})
+    assert set(g.raw["null"]) == {"gamma"}
+    assert "Nulls computed without random draws" in g.summary().as_text()
+    j = power_curve("xor_joint", sample_sizes=[40], effects=[0.0, 2.0], repetitions=2,
+                    n_resamples=49, rng=1)
+    assert set(j.raw["test"]) == {"joint"} and set(j.raw["null"]) == {"permutation"}
+    c = power_curve("conditional_sine_f6", sample_sizes=[80], effects=[0.0], repetitions=2,
+                    rng=1, tests={"tuned": {}, "chi2": {"method": "chi2"}})
+    assert dict(zip(c.raw["estimator"], c.raw["null"])) == {"tuned": "gamma", "chi2": "chi2"}
+    with pytest.raises(ValueError, match="has no kernel mean estimator option"):
+        power_curve("conditional_sine_f6", estimators=["skmse"], sample_sizes=[80],
+                    effects=[0.0], repetitions=1, rng=1)

@@ -285,25 +285,34 @@ def _aggregated(args: argparse.Namespace) -> Any:
 
 def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
     """The test options of a study (for every estimator or --test), by Python names."""
+    from ..power import TESTS
+
     kw = opt.given(args, [o for o in _TEST_OPTIONS if o != "estimator"])
-    two = kind == "two_sample"
-    if not two:
-        bad = [f"--{o.replace('_', '-')}" for o in ("covariance", "split_size", "block_size")
-               if o in kw]
-        if bad:
-            raise ValueError(f"{', '.join(bad)}: only for two-sample scenarios; {name!r} is an "
-                             "independence scenario")
+    module, fname = TESTS[(kind, False)]
+    import importlib
+
+    accepted = set(inspect.signature(
+        getattr(importlib.import_module(f"kmtests.{module}"), fname)).parameters)
+    bad = [f"--{o.replace('_', '-')}" for o in kw if o not in accepted]
+    if bad:
+        raise ValueError(f"{', '.join(bad)}: not an option of the {kind.replace('_', '-')} test "
+                         f"of scenario {name!r} ({fname})")
     for option in ("kernel", "bandwidth"):
         value = getattr(args, option)
-        if value is not None:
-            kw.update({option: value} if two else {f"{option}_x": value, f"{option}_y": value})
+        if value is None:
+            continue
+        if option in accepted:
+            kw[option] = value
+        elif f"{option}s" in accepted:  # the joint test: one for every variable
+            kw[f"{option}s"] = value
+        else:
+            kw.update({f"{option}_x": value, f"{option}_y": value})
     return kw
 
 
 def _power_tests(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
     """``power_curve(tests=...)`` from the --test options, validated."""
-    from .. import (aggregated_independence_test, aggregated_two_sample_test, independence_test,
-                   two_sample_test)
+    from ..power import _test_function
 
     if not args.test:
         return None
@@ -317,10 +326,7 @@ def _power_tests(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
         agg = options.get("aggregated", False)
         if not isinstance(agg, bool):
             raise ValueError(f"--test {label!r}: aggregated must be true or false; got {agg!r}")
-        fn: Any = {(False, "two_sample"): two_sample_test,
-                   (False, "independence"): independence_test,
-                   (True, "two_sample"): aggregated_two_sample_test,
-                   (True, "independence"): aggregated_independence_test}[agg, kind]
+        fn: Any = _test_function(kind, agg)
         allowed = sorted(set(inspect.signature(fn).parameters) - _SET_BY_THE_STUDY)
         unknown = sorted(set(options) - set(allowed) - {"aggregated"})
         if unknown:

@@ -29,15 +29,18 @@ from ._scenarios import Scenario as Scenario
 from ._scenarios import ar1_pair as ar1_pair
 from ._scenarios import k_sample_shift as k_sample_shift
 from ._scenarios import cauchy_shift as cauchy_shift
+from ._scenarios import conditional_sine as conditional_sine
+from ._scenarios import xor_joint as xor_joint
 from ._scenarios import gaussian_mean_shift as gaussian_mean_shift
 from ._scenarios import gaussian_scale_shift as gaussian_scale_shift
 from ._scenarios import get_scenario as get_scenario
 from ._scenarios import perturbed_uniform as perturbed_uniform
 from ._scenarios import sinusoid as sinusoid
 
-__all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "gaussian_mean_shift",
+__all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "conditional_sine",
+           "gaussian_mean_shift",
            "gaussian_scale_shift", "get_scenario", "k_sample_shift", "load_eckerle4",
-           "perturbed_uniform", "sinusoid"]
+           "perturbed_uniform", "sinusoid", "xor_joint"]
 __all__ += ["PAPERS_MIXTURE_WEIGHTS", "synthetic_mixture"]
 
 

@@ -13,9 +13,10 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "gaussian_mean_shift",
+__all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "conditional_sine",
+           "gaussian_mean_shift",
            "gaussian_scale_shift", "get_scenario", "k_sample_shift", "perturbed_uniform",
-           "sinusoid"]
+           "sinusoid", "xor_joint"]
 
 Sampler = Callable[[int, float, np.random.Generator], "tuple[np.ndarray, ...]"]
 _Pair = tuple[np.ndarray, np.ndarray]
@@ -29,7 +30,7 @@ class Scenario:
     Attributes
     ----------
     name : str
-    kind : {'two_sample', 'independence', 'k_sample'}
+    kind : {'two_sample', 'independence', 'k_sample', 'joint', 'conditional'}
         Which test the scenario is for (:data:`kmtests.power.TESTS`).
     sampler : callable
         ``sampler(n, effect, rng) -> data``: two-sample scenarios return two
@@ -338,6 +339,52 @@ def ar1_pair(phi: float = 0.8) -> Scenario:
                     "effect (autocorrelated: use blocks= or the wild bootstrap)")
 
 
+def xor_joint() -> Scenario:
+    """Two fair coins and ``y = effect (x_1 xor x_2) + N(0, 1)``, as three variables: every
+    pair is independent, the three are not (a joint independence test's alternative).
+
+    Examples
+    --------
+    >>> from kmtests.datasets import xor_joint
+    >>> [a.shape for a in xor_joint().sample(8, 1.0, rng=0)]
+    [(8, 1), (8, 1), (8, 1)]
+    """
+
+    def sampler(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray, ...]:
+        coins = gen.integers(0, 2, size=(n, 2))
+        y = effect * (coins[:, 0] ^ coins[:, 1]) + gen.normal(size=n)
+        return (coins[:, :1].astype(np.float64), coins[:, 1:].astype(np.float64), y[:, None])
+
+    return Scenario("xor_joint", "joint", sampler, 1.0,
+                    "x_1, x_2 fair coins and y = effect (x_1 xor x_2) + N(0, 1): pairwise "
+                    "independent, jointly dependent for effect != 0")
+
+
+def conditional_sine(frequency: float = 3.0) -> Scenario:
+    """``x = sin(f z) + 0.3 e``, ``y = cos(f z) + 0.3 e' + effect x`` with ``z ~ N(0, 1)``:
+    independent given ``z`` for effect 0 (a null that fixed regressions on ``z`` fail
+    when the frequency ``f`` is high), dependent given ``z`` otherwise.
+
+    Examples
+    --------
+    >>> from kmtests.datasets import conditional_sine
+    >>> [a.shape for a in conditional_sine(6).sample(50, 0.0, rng=0)]
+    [(50, 1), (50, 1), (50, 1)]
+    """
+    if not (np.isfinite(frequency) and frequency > 0):
+        raise ValueError(f"`frequency` must be a positive number; got {frequency!r}.")
+
+    def sampler(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray, ...]:
+        z = gen.normal(size=n)
+        x = np.sin(frequency * z) + 0.3 * gen.normal(size=n)
+        y = np.cos(frequency * z) + 0.3 * gen.normal(size=n) + effect * x
+        return x[:, None], y[:, None], z[:, None]
+
+    return Scenario(f"conditional_sine_f{frequency:g}", "conditional", sampler, 0.5,
+                    f"x = sin({frequency:g} z) + 0.3 e, y = cos({frequency:g} z) + 0.3 e' + "
+                    "effect x, z ~ N(0, 1): x and y independent given z for effect 0")
+
+
 def _dimension(d: int) -> int:
     from .._validation import check_positive_int
 
@@ -381,6 +428,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     sinusoid(),
     k_sample_shift(3),
     ar1_pair(0.8),
+    xor_joint(),
+    conditional_sine(3.0),
+    conditional_sine(6.0),
 ]}
 
 
