@@ -23,8 +23,8 @@ approximation of its null (with the permutation moments) is deterministic and
 fast, as the gamma null of KCI is, and it is what causal-learn's KCI does there
 (``KCI_UInd``, the HSIC gamma test of Gretton et al., 2008). ``unconditional=``
 takes other options of :func:`kmtests.independence_test` (e.g. ``{"method":
-"permutation", "n_resamples": 999, "rng": 0}``); an `n_jobs` given for the
-conditional test applies to it too.
+"permutation", "n_resamples": 999, "rng": 0}``); the options of the conditional
+test do not reach it.
 
 **Symmetry and caching.** The adapters order each question canonically: ``x`` is
 the column that comes first in the data, ``y`` the other, and the columns of ``z``
@@ -90,6 +90,22 @@ def _check_options(options: Mapping[str, Any], unconditional: Mapping[str, Any] 
     return dict(options), dict(unconditional)
 
 
+def _merged(options: Mapping[str, Any] | None, keywords: Mapping[str, Any]
+            ) -> dict[str, Any]:
+    """`keywords` and the mapping `options` (for names the host library keeps for itself)."""
+    if options is None:
+        return dict(keywords)
+    if not isinstance(options, Mapping):
+        raise TypeError(f"`options` must be a mapping of options of "
+                        f"kmtests.conditional_independence_test; got "
+                        f"{type(options).__name__}.")
+    both = sorted(set(options) & set(keywords))
+    if both:
+        raise TypeError(f"option(s) given twice, as keywords and in `options`: "
+                        f"{', '.join(both)}.")
+    return {**keywords, **options}
+
+
 def _columns(data: Any, cols: Iterable[Any]) -> np.ndarray:
     cols = list(cols)
     if hasattr(data, "loc") and hasattr(data, "columns"):  # a pandas DataFrame
@@ -131,8 +147,8 @@ def column_test(data: Any, x: Hashable, y: Hashable, z: Iterable[Hashable] = (),
         empty (default ``{"method": "gamma"}``).
     **options
         Options of :func:`kmtests.conditional_independence_test` (e.g. ``method``,
-        ``criterion``, ``lam``, ``cache``). ``n_jobs`` applies to the unconditional
-        test too.
+        ``criterion``, ``lam``, ``cache``); they do not reach the unconditional
+        test.
 
     Returns
     -------
@@ -164,8 +180,6 @@ def column_test(data: Any, x: Hashable, y: Hashable, z: Iterable[Hashable] = (),
     yv = _columns(data, [y])
     if not zs:
         kw = dict(DEFAULT_UNCONDITIONAL if uncond is None else uncond)
-        if "n_jobs" in opts and "n_jobs" not in kw:
-            kw["n_jobs"] = opts["n_jobs"]
         return independence_test(xv, yv, **kw)
     return conditional_independence_test(xv, yv, _columns(data, zs), **opts)
 
@@ -215,7 +229,10 @@ def pgmpy_ci_test(X: Hashable, Y: Hashable, Z: Iterable[Hashable], data: Any,
     **kwargs
         ``significance_level`` (needed when `boolean`), ``independencies`` (ignored)
         and the options of :func:`column_test` (`unconditional` and those of
-        :func:`kmtests.conditional_independence_test`).
+        :func:`kmtests.conditional_independence_test`). ``options``, a mapping of
+        the latter, passes those whose names ``estimate`` keeps for itself
+        (``n_jobs``): ``estimate(ci_test=pgmpy_ci_test, options={"method": "wild",
+        "rng": 0, "n_jobs": 1})``.
 
     Returns
     -------
@@ -236,8 +253,9 @@ def pgmpy_ci_test(X: Hashable, Y: Hashable, Z: Iterable[Hashable], data: Any,
     """
     level = kwargs.pop("significance_level", None)
     kwargs.pop("independencies", None)
+    opts = _merged(kwargs.pop("options", None), kwargs)
     x, y, zs = _canonical(data, X, Y, Z)
-    res = column_test(data, x, y, zs, **kwargs)
+    res = column_test(data, x, y, zs, **opts)
     if not boolean:
         return float(res.statistic), float(res.pvalue)
     if level is None:
@@ -393,7 +411,9 @@ def _make_cit_class() -> Any:
         causal-learn builds it as ``KmtestsCIT(data, **kwargs)`` from the keywords
         of ``pc(...)`` (or ``fci(...)``) it does not know: `cache_path` (causal-learn's
         JSON file of p-values), `unconditional` and the options of
-        :func:`kmtests.conditional_independence_test`. Calling it with two column
+        :func:`kmtests.conditional_independence_test`, as keywords or in the mapping
+        `options` (needed for ``method``, which causal-learn's ``CIT(data, method)``
+        keeps for itself: ``pc(..., options={"method": "wild", "rng": 0})``). Calling it with two column
         positions and a conditioning set returns the p-value, cached in
         ``pvalue_cache`` under causal-learn's key (``"x;y|z1.z2"``, ``x < y``) as
         causal-learn's own tests do (a `cache_path` file written for another test or
@@ -403,9 +423,10 @@ def _make_cit_class() -> Any:
 
         def __init__(self, data: np.ndarray, cache_path: str | None = None,
                      unconditional: Mapping[str, Any] | None = None,
-                     **options: Any) -> None:
+                     options: Mapping[str, Any] | None = None, **keywords: Any) -> None:
             super().__init__(data, cache_path=cache_path)
-            self.options, self.unconditional = _check_options(options, unconditional)
+            self.options, self.unconditional = _check_options(_merged(options, keywords),
+                                                              unconditional)
             params = json.dumps({"options": self.options,
                                  "unconditional": self.unconditional},
                                 sort_keys=True, default=repr)
@@ -455,7 +476,9 @@ def register_causallearn(name: str = CAUSALLEARN_NAME) -> str:
     After it, ``pc(data, alpha, indep_test=name, **options)`` (and ``fci(...,
     independence_test_method=name, ...)``) run :data:`KmtestsCIT`: the keywords
     of ``pc`` it does not know itself (`unconditional`, `cache_path`, the options
-    of :func:`kmtests.conditional_independence_test`) reach the test. Calling it
+    of :func:`kmtests.conditional_independence_test`) reach the test; ``method``,
+    a name causal-learn keeps for itself, goes in the mapping ``options=``
+    (``pc(data, 0.05, name, options={"method": "chi2", "rng": 0})``). Calling it
     again is harmless.
 
     Parameters

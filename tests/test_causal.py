@@ -84,6 +84,12 @@ def test_pgmpy_adapters_give_the_kmtests_pvalue_in_canonical_order(frame):
     uncached.run_test("a", "d", ["b", "c"])
     uncached.run_test("d", "a", ["b", "c"])
     assert uncached.n_tests == 2 and uncached.p_value_ == direct.pvalue
+    # `options`: for names that pgmpy's estimate() keeps for itself (n_jobs)
+    stat, p = pgmpy_ci_test("a", "d", ["c"], frame, boolean=False, criterion="marglik",
+                            options={"n_jobs": 1, "method": "wild", "rng": 0})
+    assert p == conditional_independence_test(_col(frame, "a"), _col(frame, "d"),
+                                              _col(frame, "c"), n_jobs=1, method="wild",
+                                              rng=0, criterion="marglik").pvalue
     with pytest.raises(TypeError, match="significance_level"):
         pgmpy_ci_test("a", "b", [], frame)
     with pytest.raises(ValueError, match="another data set"):
@@ -122,6 +128,13 @@ def test_causallearn_test_keeps_its_conventions(frame, tmp_path):
         KmtestsCIT(data, cache_path=path, method="wild", rng=0)
     with pytest.raises(TypeError, match="unknown option"):
         cit.CIT(data, "kmtests", kernel="laplace")
+    # `method` is CIT's own argument: the null method goes in `options`
+    wild = cit.CIT(data, "kmtests", options={"method": "wild", "rng": 0}, n_resamples=99)
+    direct = conditional_independence_test(data[:, [0]], data[:, [3]], data[:, [2]],
+                                           method="wild", rng=0, n_resamples=99)
+    assert wild(0, 3, [2]) == direct.pvalue
+    with pytest.raises(TypeError, match="given twice"):
+        cit.CIT(data, "kmtests", options={"rng": 0}, rng=1)
 
 
 # --------------------------------------------------------------------- PC recovers the graph
