@@ -22,6 +22,9 @@ it, in one process, with:
   gamma null; HSIC gamma test for an empty conditioning set), the cache of z's
   eigendecompositions on (emptied before the run);
 * ``cl-kmtests-nocache``: the same with ``cache=False``;
+* ``cl-kmtests-split`` (not in the default list; ``--methods cl-kmtests-split``):
+  the same with ``statistic="split", rng=0`` (SplitKCI: the regressions on z fitted
+  on half of the sample, the statistic computed on the other half);
 * ``pgmpy-kmtests``: ``pgmpy.causal_discovery.PC(variant="stable",
   ci_test=PgmpyCITest(df), significance_level=0.05, max_cond_vars=7)`` (pgmpy's
   default ``max_cond_vars=5`` raised so that it does not cut the search short;
@@ -289,6 +292,9 @@ def main() -> None:
                         M, B, n_tests, wall = run_causallearn(df, name)
                     elif method == "cl-kmtests-nocache":
                         M, B, n_tests, wall = run_causallearn(df, name, cache=False)
+                    elif method == "cl-kmtests-split":
+                        M, B, n_tests, wall = run_causallearn(df, name, statistic="split",
+                                                              rng=0)
                     elif method == "pgmpy-kmtests":
                         M, n_tests, n_calls, wall = run_pgmpy(df)
                     else:
