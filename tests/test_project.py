@@ -41,7 +41,7 @@ def test_the_package_type_checks() -> None:
 #: the floors of kmtests, top to bottom: an import may only run down (or within a floor)
 _FLOORS = [
     ("kmtests", "kmtests.__main__", "kmtests.cli"),
-    ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn"),
+    ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn", "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
      "kmtests.conditional", "kmtests.joint"),
     ("kmtests._driver",),
