@@ -134,7 +134,7 @@ def test_tuning_criteria_equal_literal_formulas(criterion):
     Kc = _centre(_gram(np.hstack([_std(x), 0.5 * zs]), 1.0))
     bws = [0.3, 0.9]
     lams = np.array([1e-4, 1e-3, 1e-2, 1e-1])
-    fit = ConditionalMeanEmbedding(lam=lams, criterion=criterion).fit(
+    fit = ConditionalMeanEmbedding(lam=lams, criterion=criterion, max_df=1.0).fit(
         [Gaussian(b) for b in bws], zs, Kc, cache=False)
     brute = np.vstack([_brute_scores(criterion, zs, Kc, b, lams) for b in bws])
     if criterion == "marglik":  # equal up to a constant
@@ -144,6 +144,41 @@ def test_tuning_criteria_equal_literal_formulas(criterion):
         np.testing.assert_allclose(fit.scores, brute, rtol=1e-8)
     i, j = np.unravel_index(np.argmin(brute), brute.shape)
     assert fit.lam == lams[j] and fit.kernel.bandwidth == bws[i]
+
+
+@pytest.mark.parametrize("criterion, filt", [("gcv", "tikhonov"), ("loo", "tikhonov"),
+                                            ("marglik", "tikhonov"), ("gcv", "showalter"),
+                                            ("gcv", "cutoff")])
+def test_search_never_chooses_an_interpolating_regression(criterion, filt):
+    """On a 3-dimensional z with narrow candidate kernels (a nearly white Gram matrix)
+    GCV chose df = 198.9 of n = 200 without the bound; with it every criterion stays at
+    or below max_df (n - 1), and the excluded candidates score inf."""
+    gen = np.random.default_rng(31)
+    n = 120
+    z = gen.normal(size=(n, 3))
+    x = np.sin(2 * z.sum(axis=1, keepdims=True) / np.sqrt(3)) + 0.3 * gen.normal(size=(n, 1))
+    Kc = _centre(_gram(_std(x), 1.0))
+    kernels = [Gaussian(b) for b in (0.2, 0.5, 1.5)]
+    for max_df in (0.5, 0.25):
+        reg = ConditionalMeanEmbedding(filter=filt, criterion=criterion, max_df=max_df)
+        fit = reg.fit(kernels, z, Kc, cache=False)
+        assert fit.df <= max_df * (n - 1) + 1e-9
+        for spec, row in zip([cme.z_spectrum(k, z, cache=False) for k in kernels],
+                             fit.scores):
+            dfs = np.array([cme.shrink_factor(filt, spec.kappa / n, lam).sum()
+                            for lam in cme.lambda_grid_cme(spec.trace, n)])
+            assert np.all(np.isinf(row[dfs > max_df * (n - 1)]))
+            assert np.all(np.isfinite(row[dfs <= max_df * (n - 1)]))
+    # without the bound GCV interpolates here (what the bound is for)
+    if criterion == "gcv" and filt == "tikhonov":
+        free = ConditionalMeanEmbedding(max_df=1.0).fit(kernels, z, Kc, cache=False)
+        assert free.df > 0.9 * (n - 1)
+
+
+@pytest.mark.parametrize("max_df", [0.0, 1.5, True, "half"])
+def test_max_df_is_checked(max_df):
+    with pytest.raises(ValueError, match="`max_df` must be a number in"):
+        ConditionalMeanEmbedding(max_df=max_df)
 
 
 def test_each_variable_gets_its_own_regression():
@@ -320,6 +355,7 @@ def test_pandas_inputs_are_paired_by_index_and_named():
     (dict(split_size=0.5), ValueError, "`split_size` configures statistic='split'"),
     (dict(statistic="split", split_size=1.5), ValueError, "`split` must be a fraction"),
     (dict(method="gamma", n_resamples=99), ValueError, "`n_resamples` do(es) not apply"),
+    (dict(statistic="split", method="wild"), ValueError, "does not keep the level of SplitKCI"),
 ])
 def test_refusals(kwargs, error, match):
     x, y, z = _data(14, 30)
