@@ -1,0 +1,180 @@
+"""Power of the conditional independence tests, each next to its level on the matching null.
+
+For every (scenario, n) cell, ``--reps`` data sets of the null (``dep = 0``) and of the
+alternative (``dep`` below) are tested by kmtests' default (``criterion="gcv"``,
+``method="gamma"``), ``criterion="marglik"`` and ``"loo"``, the weighted chi-square
+null, kmtests with causal-learn's fixed settings, and causal-learn 0.1.4.8's
+``KCI_CInd()`` (gamma), ``KCI_CInd(use_gp=True)`` (on the first ``--gp-reps`` data sets
+of each cell) and RCIT. The scenarios and their alternatives
+(:func:`ci_level.draw`):
+
+* ``pnl1``: Zhang et al.'s (2011) post-nonlinear Case I; the alternative adds one
+  common N(0, 0.5^2) term to x and y (their choice, ``dep = 0.5``);
+* ``pnl3``: the same with two irrelevant coordinates of z;
+* ``linear``: x = z + 0.5 e, y = z + 0.5 e' + dep e (a linear-Gaussian conditional
+  dependence; partial correlation ``dep / sqrt(0.25 + dep^2)``);
+* ``sharp``: x = sin(6z) + 0.3 e, y = cos(6z) + 0.3 e' + dep e (a weak dependence
+  under a high-frequency dependence on z).
+
+alpha = 0.05, Clopper-Pearson 95% intervals. A test's power is compared only where its
+rejection count on the matching null lies inside the 99% band of Bin(R, 0.05)
+(``level_ok`` in the CSV). Raw p-values go to ``--raw`` (git-ignored); ``--summarize``
+writes ``benchmarks/results/ci_power.csv`` and the Markdown tables.
+
+Run from the repository root in an environment with kmtests and causal-learn::
+
+    .venv-cl/bin/python benchmarks/ci_power.py --n 200 --scenarios pnl1,linear \\
+        --raw benchmarks/results/ci_power_n200_raw.csv
+    .venv-cl/bin/python benchmarks/ci_power.py --summarize benchmarks/results/ci_power_*_raw.csv
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ci_level as lv  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ALPHA = lv.ALPHA
+
+#: the alternatives' strength (see the module docs)
+DEP = {"pnl1": 0.5, "pnl3": 0.5, "linear": 0.15, "sharp": 0.08}
+
+#: the tests compared
+KMTESTS = ("km kci gcv gamma", "km kci marglik gamma", "km kci loo gamma", "km kci gcv chi2",
+           "km cl-fixed gamma")
+CAUSALLEARN = ("cl KCI gamma", "cl KCI use_gp", "cl RCIT")
+
+
+def tests(n: int, dz: int) -> dict[str, Callable[..., float]]:
+    km = lv.kmtests_methods(n, dz, False)
+    cl = lv.causallearn_methods()
+    return {**{k: km[k] for k in KMTESTS}, **{k: cl[k] for k in CAUSALLEARN}}
+
+
+def run_cell(scenario: str, n: int, reps: int, gp_reps: int, writer: Any,
+             deps: tuple[float, ...], flush: Callable[[], None] | None = None) -> None:
+    from kmtests.estimators.conditional import clear_cache
+
+    dz = lv.draw(scenario, np.random.default_rng(0), 8)[2].shape[1]
+    todo = tests(n, dz)
+    for dep in deps:
+        for rep in range(reps):
+            seed = lv.seed_of("power", scenario, n, dep, rep)
+            x, y, z = lv.draw(scenario, np.random.default_rng(seed), n, dep)
+            clear_cache()
+            for name, test in todo.items():
+                if name == "cl KCI use_gp" and rep >= gp_reps:
+                    continue
+                err = ""
+                t0 = time.perf_counter()
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        p = test(x, y, z, seed)
+                    except Exception as exc:  # recorded, not fatal
+                        p, err = float("nan"), f"{type(exc).__name__}: {exc}"[:200]
+                sec = time.perf_counter() - t0
+                warned = sum(1 for w in caught if not issubclass(w.category, DeprecationWarning))
+                writer.writerow([scenario, n, dep, rep, name, f"{p:.6g}", f"{sec:.5f}", warned,
+                                 err])
+            if flush is not None:
+                flush()
+
+
+def summarize(raw_files: list[str]) -> list[dict[str, Any]]:
+    """One row per (scenario, n, method): the level on the null and the power."""
+    rows = lv.summarize(raw_files)
+    out = []
+    index = {(r["scenario"], r["n"], r["method"], r["dep"] == 0): r for r in rows}
+    for (scen, n, meth, null), r in index.items():
+        if null:
+            continue
+        z = index.get((scen, n, meth, True))
+        ok = z is not None and z["verdict"] == "inside"
+        out.append({"scenario": scen, "n": n, "method": meth, "dep": r["dep"],
+                    "null_reps": z["reps"] if z else 0,
+                    "null_rejections": z["rejections"] if z else "",
+                    "level": z["rate"] if z else float("nan"),
+                    "level_verdict": z["verdict"] if z else "not measured",
+                    "level_ok": bool(ok), "alt_reps": r["reps"], "alt_rejections": r["rejections"],
+                    "power": r["rate"], "power_ci_low": r["ci_low"], "power_ci_high": r["ci_high"],
+                    "mean_seconds": 0.5 * (r["mean_seconds"] + (z["mean_seconds"] if z
+                                                                else r["mean_seconds"]))})
+    return out
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    cells = list(dict.fromkeys((r["scenario"], r["n"]) for r in rows))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    index = {(r["scenario"], r["n"], r["method"]): r for r in rows}
+    lines = ["| method | " + " | ".join(f"{s} n={n}" for s, n in cells) + " |",
+             "|---|" + "---|" * len(cells)]
+    for m in methods:
+        out = []
+        for c in cells:
+            r = index.get((*c, m))
+            if r is None:
+                out.append("")
+                continue
+            txt = (f"{r['power']:.2f} [{r['power_ci_low']:.2f}, {r['power_ci_high']:.2f}] "
+                   f"({r['null_rejections']}/{r['null_reps']})")
+            out.append(txt if r["level_ok"] else f"~~{txt}~~")
+        lines.append(f"| {m} | " + " | ".join(out) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenarios", default=",".join(DEP))
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--gp-reps", type=int, default=100)
+    ap.add_argument("--dep", type=float, default=None, help="override the alternative's dep")
+    ap.add_argument("--alt-only", action="store_true", help="skip the null data sets")
+    ap.add_argument("--raw", default=str(HERE / "results" / "ci_power_raw.csv"))
+    ap.add_argument("--summarize", nargs="+", metavar="RAW", default=None)
+    ap.add_argument("--out", default=str(HERE / "results" / "ci_power.csv"))
+    args = ap.parse_args(argv)
+    if args.summarize:
+        rows = summarize(args.summarize)
+        lv.write_summary(rows, Path(args.out))
+        print(markdown(rows))
+        print(f"\nwrote {args.out}")
+        return 0
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    raw = Path(args.raw)
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    new = not raw.exists()
+    t0 = time.time()
+    with raw.open("a", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(lv.FIELDS)
+        for scen in [s.strip() for s in args.scenarios.split(",") if s.strip()]:
+            dep = DEP[scen] if args.dep is None else args.dep
+            deps = (dep,) if args.alt_only else (0.0, dep)
+            run_cell(scen, args.n, args.reps, args.gp_reps, w, deps, fh.flush)
+            print(f"{scen} n={args.n}: {args.reps} data sets per hypothesis "
+                  f"({time.time() - t0:.0f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
