@@ -329,8 +329,8 @@ def test_power_two_sample_options_on_an_independence_scenario_are_refused(capsys
     rc, _, err = _run(capsys, "power", "--scenario", "linear", "--covariance", "split",
                       "--block-size", "4")
     assert rc == 2
-    assert "--covariance, --block-size: only for two-sample scenarios; 'linear' is an " \
-           "independence scenario" in err
+    assert ("--covariance, --block-size: not an option of the independence test of scenario "
+            "'linear' (independence_test)") in err
 
 
 # -- through the installed entry point ------------------------------------------------------
