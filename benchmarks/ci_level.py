@@ -173,6 +173,8 @@ def kmtests_methods(n: int, dz: int, discrete: bool) -> dict[str, Callable[..., 
     for stat in ("kci", "split"):
         for crit in ("gcv", "loo", "marglik"):
             for meth in ("gamma", "chi2", "wild"):
+                if stat == "split" and meth == "wild":
+                    continue  # refused: 11-30% rejections at 5% before (see the README)
                 kw: dict[str, Any] = {"criterion": crit, "method": meth}
                 if stat == "split":
                     kw["statistic"] = "split"

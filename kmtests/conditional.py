@@ -9,6 +9,8 @@ null method, and runs them once (:func:`kmtests._driver.run`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from typing import Any, Literal, Sequence
 
 from . import _driver
@@ -16,7 +18,7 @@ from ._typing import ArrayLike, SeedLike
 from .engines import Engine, resolve_engine
 from .estimators import KME
 from .kernels import Precomputed, resolve_kernel
-from .null import METHODS, GammaMethod, NullMethod, resolve_method
+from .null import METHODS, GammaMethod, NullMethod, WildBootstrap, resolve_method
 from .problems.conditional import ConditionalProblem, conditional_problem
 from .results import ConditionalIndependenceResult
 from .statistics import KCI, Statistic, resolve_statistic
@@ -109,8 +111,10 @@ def conditional_independence_test(
         mean and variance of the asymptotic null (a weighted sum of chi-squares
         with the eigenvalues of the product of the residual Gram matrices);
         ``"chi2"`` — that weighted sum itself, drawn `n_resamples` times;
-        ``"wild"`` — the wild bootstrap of the residual HSIC. All three are
-        approximate. ``"permutation"`` with `strata`: y permuted within
+        ``"wild"`` — the wild bootstrap of the residual HSIC with Gaussian
+        multipliers (the same null drawn without the eigenvalues; for dependent
+        data pass ``WildBootstrap(process="ar")``; not with SplitKCI). All three
+        are approximate. ``"permutation"`` with `strata`: y permuted within
         groups of equal z — exact when z is discrete (the only exact null).
     strata : array_like, optional
         One label per observation (e.g. the values of a discrete z): the
@@ -240,4 +244,7 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
         method = GammaMethod(moments="asymptotic")
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=method_rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
+    if isinstance(method, str) and isinstance(meth, WildBootstrap):
+        # Gaussian multipliers: the draws are the weighted chi-square null itself
+        meth = replace(meth, process="gaussian")
     return problem, stat, eng, meth, "pooled"

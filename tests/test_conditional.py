@@ -218,10 +218,34 @@ def test_wild_bootstrap_draws_of_the_residual_hsic():
     bws, lam = (1.0, 1.0, 0.7), 0.005
     _, Kxt, Kyt = _brute_kci(x, y, z, bws, lam)
     res = ci(x, y, z, bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.7, lam=lam,
-             method=WildBootstrap(n_resamples=50, rng=4))
-    W = multipliers(np.random.default_rng(4), 50, 25, "rademacher", 20.0)
+             method="wild", n_resamples=50, rng=4)
+    assert res.method.process == "gaussian"
+    W = multipliers(np.random.default_rng(4), 50, 25, "gaussian", 20.0)
     ref = np.einsum("bi,ij,bj->b", W, Kxt * Kyt, W) / 625
     np.testing.assert_allclose(res.null_distribution, ref, rtol=1e-9)
+    # the same draws as the object with Gaussian multipliers; Rademacher ones are refused
+    obj = ci(x, y, z, bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.7, lam=lam,
+             method=WildBootstrap(n_resamples=50, rng=4, process="gaussian"))
+    np.testing.assert_array_equal(obj.null_distribution, res.null_distribution)
+    with pytest.raises(ValueError, match="Rademacher multipliers make the wild bootstrap"):
+        ci(x, y, z, method=WildBootstrap(n_resamples=50, rng=4))
+
+
+def test_gaussian_wild_draws_have_the_weighted_chi2_null_moments():
+    """With Gaussian multipliers W' M W / n^2 (W centred) has mean tr(C M C) / n^2 and
+    variance 2 tr((C M C)^2) / n^4, C the centring matrix: the weighted chi-square null of
+    the eigenvalues of C M C (a Monte Carlo check with 20000 draws)."""
+    x, y, z = _data(7, 20)
+    res = ci(x, y, z, bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.7, lam=0.005,
+             method="wild", n_resamples=20000, rng=5)
+    _, Kxt, Kyt = _brute_kci(x, y, z, (1.0, 1.0, 0.7), 0.005)
+    n = 20
+    C = np.eye(n) - 1.0 / n
+    M = C @ (Kxt * Kyt) @ C
+    draws = res.null_distribution
+    mean, var = np.trace(M) / n ** 2, 2 * np.trace(M @ M) / n ** 4
+    assert abs(draws.mean() - mean) < 4 * np.sqrt(var / draws.size)
+    assert draws.var() == pytest.approx(var, rel=0.06)
 
 
 # -- the exact test within the strata of a discrete z ----------------------------------------------

@@ -165,7 +165,8 @@ def method_applies(method, problem, stat, engine):
     if not statistic_runs(problem, stat, engine):
         return False
     if problem == "conditional":  # no permutation keeps the conditional null (no strata)
-        return method in ("gamma", "chi2", "wild")
+        # the wild bootstrap of SplitKCI is refused (it did not keep the level)
+        return method in ("gamma", "chi2") or (method == "wild" and stat != "SplitKCI")
     if problem == "joint":
         return method in ("permutation", "bootstrap", "gamma")
     if method == "bootstrap":  # the joint test's bootstrap
@@ -196,6 +197,8 @@ def _method_object(name, problem=None):
     cls = _method_class(name, problem)
     if problem == "conditional" and name == "gamma":  # KCI's gamma: its asymptotic moments
         return cls(moments="asymptotic")
+    if problem == "conditional" and name == "wild":  # KCI's wild: Gaussian multipliers
+        return cls(n_resamples=19, rng=0, process="gaussian")
     return cls(n_resamples=19, rng=0) if "n_resamples" in cls.test_options else cls()
 
 

@@ -112,6 +112,6 @@ def test_refusals():
     with pytest.raises(ValueError, match="method='wild' bootstraps"):
         kmtests.two_sample_test(x, y, estimator="skmse", method="wild")
     with pytest.raises(ValueError, match="`process` must be"):
-        WildBootstrap(process="gaussian")
+        WildBootstrap(process="normal")
     with pytest.raises(ValueError, match="`length` must be a positive number"):
         WildBootstrap(process="ar", length=0)
