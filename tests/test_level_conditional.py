@@ -113,9 +113,15 @@ _SPLIT_SHARP = ("SplitKCI over-rejects when z acts at high frequency: its regres
                 "half the sample (benchmarks/ci_level.py, sharp null)")
 
 
+_WILD_SHARP = ("the Gaussian wild bootstrap rejects 28/300 (9.3%) on the sharp null at n = 100 "
+               "(the gamma null 22/300); 23/300 at n = 200 (benchmarks/ci_level.py)")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [
-    "gcv-gamma", "gcv-chi2", "gcv-wild", "marglik-gamma", "loo-gamma",
+    "gcv-gamma", "gcv-chi2",
+    pytest.param("gcv-wild", marks=pytest.mark.xfail(strict=True, reason=_WILD_SHARP)),
+    "marglik-gamma", "loo-gamma",
     pytest.param("split-gamma", marks=pytest.mark.xfail(strict=True, reason=_SPLIT_SHARP)),
 ])
 def test_level_on_the_sharp_null(variant):
