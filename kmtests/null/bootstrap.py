@@ -38,10 +38,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_rng
 from ._base import NullOutcome, ResultLike, RunContext
-from .permutation import (ResamplingMethod, _progress_bar, check_finite_statistic,
-                          pvalue_upper, tie_tolerance)
+from .permutation import (ResamplingMethod)
 
 __all__ = ["BootstrapMethod"]
 
@@ -76,28 +74,16 @@ class BootstrapMethod(ResamplingMethod):
                 f"method={statistic.default_method!r}.")
 
     def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
-        gen = check_rng(self.rng)
-        B, n, width = self.n_resamples, problem.n, problem.scheme.n
-        step = max(_DRAW, (self.batch or 0) // _DRAW * _DRAW) if self.batch else 8 * _DRAW
-        null = np.empty(B)
-        bar = _progress_bar(self.progress, B, None)
-        try:
-            for start in range(0, B, step):
-                b = min(step, B - start)
-                rows = np.concatenate([
-                    gen.integers(0, n, size=(min(_DRAW, b - i), width), dtype=np.int64)
-                    for i in range(0, b, _DRAW)])
-                null[start:start + b] = prepared.resampled(rows, ctx.n_jobs).stat
-                if bar is not None:
-                    bar.update(b)
-        finally:
-            if bar is not None:
-                bar.close()
-        t = float(np.asarray(observed.stat).reshape(-1)[0])
-        s = float(np.asarray(observed.scale).reshape(-1)[0])
-        check_finite_statistic(t, null, prepared.what)
-        p, count = pvalue_upper(t, null, False, tie_tolerance(s, s))
-        return NullOutcome(p, null, False, B, count)
+        n, width = problem.n, problem.scheme.n
+
+        def draw(gen: np.random.Generator, b: int) -> np.ndarray:
+            rows = np.concatenate([
+                gen.integers(0, n, size=(min(_DRAW, b - i), width), dtype=np.int64)
+                for i in range(0, b, _DRAW)])
+            return np.asarray(prepared.resampled(rows, ctx.n_jobs).stat)
+
+        null = self.draw_null(draw, _DRAW, 8 * _DRAW)
+        return self.upper_outcome(prepared, observed, null)
 
     # -- the report ---------------------------------------------------------------------------
     def describe(self, res: ResultLike) -> str:

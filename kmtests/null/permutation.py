@@ -264,6 +264,38 @@ class ResamplingMethod(NullMethod):
             return None
         return 1.0 / (res.n_resamples + 1)
 
+    def draw_null(self, draw: Callable[[np.random.Generator, int], np.ndarray], chunk: int,
+                  default_step: int) -> np.ndarray:
+        """`n_resamples` draws of the null from `rng`, `draw(gen, b)` giving ``b`` of them
+        per call: steps of `batch` rounded down to a multiple of `chunk` (at least one;
+        `default_step` without `batch`), with the progress bar. The stream is read in
+        chunks of fixed shape, so a seed gives the same draws whatever `batch`."""
+        gen = check_rng(self.rng)
+        B = self.n_resamples
+        step = max(chunk, (self.batch or 0) // chunk * chunk) if self.batch else default_step
+        null = np.empty(B)
+        bar = _progress_bar(self.progress, B, None)
+        try:
+            for start in range(0, B, step):
+                b = min(step, B - start)
+                null[start:start + b] = draw(gen, b)
+                if bar is not None:
+                    bar.update(b)
+        finally:
+            if bar is not None:
+                bar.close()
+        return null
+
+    def upper_outcome(self, prepared: Any, observed: Any, null: np.ndarray,
+                      details: dict[str, Any] | None = None) -> NullOutcome:
+        """The upper-tail p-value of the observed statistic among approximate draws (ties
+        within the statistic's rounding tolerance count), after the finiteness check."""
+        t = float(np.asarray(observed.stat).reshape(-1)[0])
+        s = float(np.asarray(observed.scale).reshape(-1)[0])
+        check_finite_statistic(t, null, prepared.what)
+        p, count = pvalue_upper(t, null, False, tie_tolerance(s, s))
+        return NullOutcome(p, null, False, null.size, count, details=details or {})
+
 
 @dataclass(frozen=True)
 class PermutationMethod(ResamplingMethod):

@@ -46,11 +46,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_choice, check_rng
+from .._validation import check_choice
 from ..engines.mmd import quadratic_forms
 from ._base import NullOutcome, ResultLike, RunContext
-from .permutation import (ResamplingMethod, check_finite_statistic, pvalue_upper,
-                          tie_tolerance)
+from .permutation import (ResamplingMethod)
 
 __all__ = ["WildBootstrap", "multipliers"]
 
@@ -212,8 +211,6 @@ class WildBootstrap(ResamplingMethod):
         return out
 
     def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
-        from .permutation import _progress_bar
-
         kf = prepared.kernel_form()
         M = kf.Kc * kf.Lc if kf.kind in ("hsic", "kci") else None
         dc = None
@@ -221,28 +218,11 @@ class WildBootstrap(ResamplingMethod):
             nx = kf.n_x
             dc = np.concatenate([centred_diagonal(kf.Kc[:nx, :nx]),
                                  centred_diagonal(kf.Kc[nx:, nx:])])
-        gen = check_rng(self.rng)
-        B = self.n_resamples
-        null = np.empty(B)
-        bar = _progress_bar(self.progress, B, None)
-        step = max(_DRAW, (self.batch or 0) // _DRAW * _DRAW) if self.batch else 16 * _DRAW
-        try:
-            for start in range(0, B, step):
-                b = min(step, B - start)
-                null[start:start + b] = self._draws(kf, M, dc, gen, b)
-                if bar is not None:
-                    bar.update(b)
-        finally:
-            if bar is not None:
-                bar.close()
-        t = float(np.asarray(observed.stat).reshape(-1)[0])
-        s = float(np.asarray(observed.scale).reshape(-1)[0])
-        check_finite_statistic(t, null, prepared.what)
-        p, count = pvalue_upper(t, null, False, tie_tolerance(s, s))
+        null = self.draw_null(lambda gen, b: self._draws(kf, M, dc, gen, b), _DRAW, 16 * _DRAW)
         details: dict[str, Any] = {"process": self.process}
         if self.process == "ar":
             details["length"] = float(self.length)
-        return NullOutcome(p, null, False, B, count, details=details)
+        return self.upper_outcome(prepared, observed, null, details)
 
     # -- the report ---------------------------------------------------------------------------
     def describe(self, res: ResultLike) -> str:
