@@ -232,19 +232,45 @@ def run_cell(scenario: str, n: int, reps: int, dep: float, gp_reps: int, writer:
         for name, test in tests.items():
             if name == "cl KCI use_gp" and rep >= gp_reps:
                 continue
-            err, warned = "", 0
-            t0 = time.perf_counter()
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    p = test(x, y, z, seed)
-                except Exception as exc:  # recorded, not fatal
-                    p, err = float("nan"), f"{type(exc).__name__}: {exc}"[:200]
-            sec = time.perf_counter() - t0
-            warned = sum(1 for w in caught if not issubclass(w.category, DeprecationWarning))
-            writer.writerow([scenario, n, dep, rep, name, f"{p:.6g}", f"{sec:.5f}", warned, err])
+            record(writer, (scenario, n, dep, rep, name), test, (x, y, z), seed)
         if flush is not None:
             flush()
+
+
+def record(writer: Any, key: tuple[Any, ...], test: Callable[..., float],
+           data: Data, seed: int) -> None:
+    """Run one test on one data set and write its raw row: `key` (scenario, n, dep, rep,
+    method), the p-value, seconds, warnings raised (not deprecations) and any error."""
+    err = ""
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            p = test(*data, seed)
+        except Exception as exc:  # recorded, not fatal
+            p, err = float("nan"), f"{type(exc).__name__}: {exc}"[:200]
+    sec = time.perf_counter() - t0
+    warned = sum(1 for w in caught if not issubclass(w.category, DeprecationWarning))
+    writer.writerow([*key, f"{p:.6g}", f"{sec:.5f}", warned, err])
+
+
+def append_raw(path: str, cells: Any) -> None:
+    """Append the raw rows of every cell to `path` (header first when new), one BLAS
+    thread; `cells` yields ``(label, run)`` with ``run(writer, flush)`` testing one cell."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    raw = Path(path)
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    new = not raw.exists()
+    t0 = time.time()
+    with raw.open("a", newline="") as fh:
+        w = csv.writer(fh)
+        if new:
+            w.writerow(FIELDS)
+        for label, run in cells:
+            run(w, fh.flush)
+            print(f"{label} ({time.time() - t0:.0f} s)", flush=True)
 
 
 # -- the summary ----------------------------------------------------------------------------------
@@ -372,22 +398,13 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown(rows))
         print(f"\nwrote {args.out}")
         return 0
-    from threadpoolctl import threadpool_limits
+    def cell(scen: str) -> Callable[[Any, Callable[[], None]], None]:
+        return lambda w, flush: run_cell(scen, args.n, args.reps, 0.0, args.gp_reps, w,
+                                         args.methods, args.first, flush)
 
-    threadpool_limits(1)
-    raw = Path(args.raw)
-    raw.parent.mkdir(parents=True, exist_ok=True)
-    new = not raw.exists()
-    t0 = time.time()
-    with raw.open("a", newline="") as fh:
-        w = csv.writer(fh)
-        if new:
-            w.writerow(FIELDS)
-        for scen in [s.strip() for s in args.scenarios.split(",") if s.strip()]:
-            run_cell(scen, args.n, args.reps, 0.0, args.gp_reps, w, args.methods, args.first,
-                     fh.flush)
-            print(f"{scen} n={args.n}: {args.reps} data sets ({time.time() - t0:.0f} s)",
-                  flush=True)
+    append_raw(args.raw, ((f"{scen} n={args.n}: {args.reps} data sets", cell(scen))
+                          for scen in [s.strip() for s in args.scenarios.split(",")
+                                       if s.strip()]))
     return 0
 
 

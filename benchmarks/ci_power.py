@@ -36,10 +36,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
@@ -86,18 +83,7 @@ def run_cell(scenario: str, n: int, reps: int, gp_reps: int, writer: Any,
             for name, test in todo.items():
                 if name == "cl KCI use_gp" and rep >= gp_reps:
                     continue
-                err = ""
-                t0 = time.perf_counter()
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    try:
-                        p = test(x, y, z, seed)
-                    except Exception as exc:  # recorded, not fatal
-                        p, err = float("nan"), f"{type(exc).__name__}: {exc}"[:200]
-                sec = time.perf_counter() - t0
-                warned = sum(1 for w in caught if not issubclass(w.category, DeprecationWarning))
-                writer.writerow([scenario, n, dep, rep, name, f"{p:.6g}", f"{sec:.5f}", warned,
-                                 err])
+                lv.record(writer, (scenario, n, dep, rep, name), test, (x, y, z), seed)
             if flush is not None:
                 flush()
 
@@ -163,23 +149,16 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown(rows))
         print(f"\nwrote {args.out}")
         return 0
-    from threadpoolctl import threadpool_limits
+    def cell(scen: str) -> Callable[[Any, Callable[[], None]], None]:
+        dep = DEP[scen] if args.dep is None else args.dep
+        deps = (dep,) if args.alt_only else (0.0, dep)
+        return lambda w, flush: run_cell(scen, args.n, args.reps, args.gp_reps, w, deps,
+                                         flush, args.methods)
 
-    threadpool_limits(1)
-    raw = Path(args.raw)
-    raw.parent.mkdir(parents=True, exist_ok=True)
-    new = not raw.exists()
-    t0 = time.time()
-    with raw.open("a", newline="") as fh:
-        w = csv.writer(fh)
-        if new:
-            w.writerow(lv.FIELDS)
-        for scen in [s.strip() for s in args.scenarios.split(",") if s.strip()]:
-            dep = DEP[scen] if args.dep is None else args.dep
-            deps = (dep,) if args.alt_only else (0.0, dep)
-            run_cell(scen, args.n, args.reps, args.gp_reps, w, deps, fh.flush, args.methods)
-            print(f"{scen} n={args.n}: {args.reps} data sets per hypothesis "
-                  f"({time.time() - t0:.0f} s)", flush=True)
+    lv.append_raw(args.raw, ((f"{scen} n={args.n}: {args.reps} data sets per hypothesis",
+                              cell(scen))
+                             for scen in [s.strip() for s in args.scenarios.split(",")
+                                          if s.strip()]))
     return 0
 
 
