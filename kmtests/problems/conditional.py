@@ -68,7 +68,7 @@ def conditional_problem(x: Any, y: Any, z: Any, *, data_name: str | None = None,
     name = data_name or (f"{data_label(x, 'x')} and {data_label(y, 'y')} given "
                          f"{data_label(z, 'z')}")
     y = align_index(x, y)
-    z = align_index(x, z)
+    z = align_index(x, z, ("x", "z"))
     vx, vy, vz = (Variable(as_sample(v, role)) for v, role in ((x, "x"), (y, "y"), (z, "z")))
     sizes = {vx.n, vy.n, vz.n}
     if len(sizes) != 1:

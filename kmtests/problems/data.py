@@ -70,11 +70,12 @@ def align_columns(x: Any, y: Any) -> Any:
         "position).")
 
 
-def align_index(x: Any, y: Any) -> Any:
+def align_index(x: Any, y: Any, names: tuple[str, str] = ("x", "y")) -> Any:
     """`y` in `x`'s row order when both are pandas objects (pairs matched by index label).
 
     Raises when the index labels differ as sets (or repeat): the pairing would
-    otherwise be by position, which pandas users do not expect.
+    otherwise be by position, which pandas users do not expect. `names` are the
+    arguments' names in the message.
     """
     if not (_is_pandas(x) and _is_pandas(y)):
         return y
@@ -83,11 +84,12 @@ def align_index(x: Any, y: Any) -> Any:
         return y
     if ix.is_unique and iy.is_unique and len(ix) == len(iy) and set(ix) == set(iy):
         return y.loc[ix]
+    a, b = names
     raise ValueError(
-        "`x` and `y` are pandas objects with different index labels: paired observations "
-        "are matched by their index. Align them (e.g. `y = y.loc[x.index]`), or drop the "
-        "labels to pair them by position (`.reset_index(drop=True)` on both, or pass "
-        "arrays).")
+        f"`{a}` and `{b}` are pandas objects with different index labels: paired "
+        f"observations are matched by their index. Align them (e.g. `{b} = {b}.loc[{a}.index]`), "
+        "or drop the labels to pair them by position (`.reset_index(drop=True)` on all, or "
+        "pass arrays).")
 
 
 @dataclass(frozen=True, eq=False)

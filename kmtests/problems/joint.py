@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from .._validation import as_sample
-from .data import Variable, _is_pandas, data_label
+from .data import Variable, align_index, data_label
 from .schemes import Independent, Scheme
 
 __all__ = ["JointProblem", "joint_problem", "role_names"]
@@ -87,22 +87,6 @@ class JointProblem:
                 for role, v in zip(self.roles, self.variables)}
 
 
-def _align(first: Any, other: Any, role: str) -> Any:
-    """`other` in `first`'s row order when both are pandas objects (matched by index)."""
-    if not (_is_pandas(first) and _is_pandas(other)):
-        return other
-    i1, i2 = first.index, other.index
-    if i1.equals(i2):
-        return other
-    if i1.is_unique and i2.is_unique and len(i1) == len(i2) and set(i1) == set(i2):
-        return other.loc[i1]
-    raise ValueError(
-        f"`x1` and `{role}` are pandas objects with different index labels: the observations "
-        f"of the variables are matched by their index. Align them (e.g. "
-        f"`{role} = {role}.loc[x1.index]`), or drop the labels to match them by position "
-        "(`.reset_index(drop=True)` on all, or pass arrays).")
-
-
 def _variable(data: Any, role: str, precomputed: bool) -> Variable:
     if not precomputed:
         return Variable(as_sample(data, role))
@@ -154,7 +138,7 @@ def joint_problem(variables: Sequence[Any], *, precomputed: Sequence[bool] | Non
     roles = role_names(d)
     name = data_name or _names(variables, roles)
     if not any(flags):
-        variables = [variables[0]] + [_align(variables[0], v, r)
+        variables = [variables[0]] + [align_index(variables[0], v, (roles[0], r))
                                       for v, r in zip(variables[1:], roles[1:])]
     vs = tuple(_variable(v, r, p) for v, r, p in zip(variables, roles, flags))
     sizes = [v.n for v in vs]
