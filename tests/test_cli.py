@@ -10,7 +10,8 @@ import pytest
 
 import kmtests
 import kmtests.power
-from kmtests import cli as _cli
+
+from ._cli import run as _run
 
 
 def _strict_json(text):
@@ -18,12 +19,6 @@ def _strict_json(text):
         raise ValueError(f"invalid JSON constant {token}")
 
     return json.loads(text, parse_constant=refuse)
-
-
-def _run(capsys, *argv):
-    rc = _cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.fixture

@@ -1,19 +1,14 @@
 """``kmtests conditional`` gives the API's results; its errors name the CLI's options."""
 
-import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import kmtests
-from kmtests import cli as _cli
 
-
-def _run(capsys, *argv):
-    rc = _cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
+from ._cli import run as _run
+from ._cli import run_json as _json
 
 
 @pytest.fixture
@@ -27,12 +22,6 @@ def data(tmp_path):
                           "e": d + gen.normal(size=n), "f": d + gen.normal(size=n)})
     frame.to_csv(tmp_path / "ci.csv", index=False)
     return tmp_path / "ci.csv", frame
-
-
-def _json(capsys, *argv):
-    rc, out, err = _run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
 
 
 def test_equals_the_api(capsys, data):

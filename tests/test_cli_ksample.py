@@ -2,26 +2,15 @@
 (files matched by column name, or the groups of one file; ``--pairwise``),
 ``--strata``, ``--blocks`` and ``--method wild`` give the API's results."""
 
-import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import kmtests
-from kmtests import cli as _cli
 
-
-def _run(capsys, *argv):
-    rc = _cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def _json(capsys, *argv):
-    rc, out, err = _run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
+from ._cli import run as _run
+from ._cli import run_json as _json
 
 
 @pytest.fixture

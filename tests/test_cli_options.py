@@ -17,17 +17,8 @@ import kmtests
 import kmtests.power
 from kmtests import cli as _cli
 
-
-def _run(capsys, *argv):
-    rc = _cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def _json(capsys, *argv):
-    rc, out, err = _run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
+from ._cli import run as _run
+from ._cli import run_json as _json
 
 
 @pytest.fixture
