@@ -26,9 +26,12 @@ _CONTROLLER: Any = None
 
 def blas_threads(n: int) -> Any:
     """Context manager limiting BLAS to `n` threads (controller built once: the
-    first scan of the loaded libraries costs milliseconds)."""
+    first scan of the loaded libraries costs milliseconds). SciPy's LAPACK is loaded
+    first: its BLAS is a library of its own (``libscipy_openblas``, besides NumPy's
+    ``libscipy_openblas64_``), which a controller built before it would not limit."""
     global _CONTROLLER
     if _CONTROLLER is None:
+        import scipy.linalg  # noqa: F401  (loads SciPy's BLAS)
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
