@@ -23,3 +23,39 @@ def test_blas_limit_reaches_scipys_own_blas():
     count, threads = out.split(maxsplit=1)
     assert int(count) >= 1
     assert threads.strip() == "[1]"
+
+
+def test_the_default_threads_are_the_idle_cpus(monkeypatch):
+    from kmtests.engines import _threads
+
+    monkeypatch.setattr(_threads, "usable_cpus", lambda: 2)
+    for running, own, expected in [(1, 1, 2),   # idle machine: both
+                                   (2, 2, 2),   # our own BLAS thread still spinning
+                                   (2, 1, 1),   # one other process busy: one thread
+                                   (9, 1, 1)]:  # a loaded machine: never below one
+        monkeypatch.setattr(_threads, "_running_tasks", lambda r=running: r)
+        monkeypatch.setattr(_threads, "_own_running", lambda o=own: o)
+        _threads._IDLE.clear()
+        assert _threads.idle_cpus() == expected
+        assert _threads.thread_count(None) == expected
+        assert _threads.thread_count(1) == 1
+    # read at most once per IDLE_TTL
+    monkeypatch.setattr(_threads, "_running_tasks", lambda: 1)
+    assert _threads.idle_cpus() == 1
+
+
+def test_a_busy_process_is_seen(monkeypatch):
+    import time
+
+    from kmtests.engines import _threads
+
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        _threads._IDLE.clear()
+        assert _threads._running_tasks() is not None
+        assert _threads.idle_cpus() <= max(_threads.usable_cpus() - 1, 1)
+    finally:
+        spinner.kill()
+        spinner.wait()
+        _threads._IDLE.clear()
