@@ -331,6 +331,30 @@ def test_errors_name_the_command_line_options(files, capsys, argv, message):
     assert "Traceback" not in err and "`" not in err.splitlines()[-1]
 
 
+def test_warnings_are_one_line_in_the_command_line_words(files, capsys):
+    """A warning of the Python function is printed as the errors are, and the command goes
+    on: here a bandwidth so small that the kernel matrix is the identity."""
+    import warnings
+
+    tmp, x, y = files
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        rc, out, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--bandwidth",
+                            "1e-9", "--n-resamples", 19, "--seed", 1)
+    assert rc == 0 and "p-value = 1" in out
+    assert err.startswith("kmtests: warning: MMD^2_u with the Gaussian kernel (bandwidth = "
+                          "1e-09) is the same for the data and for every permutation")
+    assert err.endswith("carries no evidence either way. (DegenerateStatisticWarning)\n")
+    assert err.count("\n") == 1
+    flags = {"engine": "--engine", "n_resamples": "--n-resamples"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        _cli._warning_printer(flags)(UserWarning("use engine='nystrom' or fewer `n_resamples`"),
+                                     kmtests.SlowTestWarning, "file.py", 1)
+    assert capsys.readouterr().err == ("kmtests: warning: use --engine nystrom or fewer "
+                                       "--n-resamples (SlowTestWarning)\n")
+
+
 def test_python_spelling_becomes_options():
     """`name` and name='value' of the command's options become the options; other names,
     and text that only looks alike, stay."""

@@ -7,7 +7,9 @@ validated by their argparse types (:mod:`kmtests.cli._args`), CSV files are
 read by :mod:`kmtests.cli._data` (whose messages name the file; ``-`` is
 standard input), optional dependencies and output paths are checked before a
 study starts, and the messages of the Python functions name the command
-line's options (``--n-features``, not ``n_features``).
+line's options (``--n-features``, not ``n_features``; ``--engine exact``, not
+``engine='exact'``). Warnings are written alike, one line each
+(``kmtests: warning: ...``), and the command goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -642,6 +645,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (2, message already printed)
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     args._n_memory = None
+    flags = getattr(args, "_flags", {})
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_printer(flags)
+        return _main(args, flags)
+
+
+def _warning_printer(flags: dict[str, str]) -> Any:
+    """Warnings as the errors are written: one line on standard error, in the command
+    line's words, with their kind (``kmtests: warning: ... (SlowTestWarning)``)."""
+    def show(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+        print(f"kmtests: warning: {_spelled(str(message), flags)} ({category.__name__})",
+              file=sys.stderr)
+
+    return show
+
+
+def _main(args: argparse.Namespace, flags: dict[str, str]) -> int:
     try:
         if args.command == "demo":
             return _demo()
@@ -663,8 +683,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"kmtests: error: {_spelled(str(exc), getattr(args, '_flags', {}))}",
-              file=sys.stderr)
+        print(f"kmtests: error: {_spelled(str(exc), flags)}", file=sys.stderr)
         return 2
     return 0
 
