@@ -17,7 +17,7 @@ from ._validation import check_choice
 from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, resolve_method
+from .null import NullMethod, method_statistic, resolve_method
 from .null.combine import MinP
 from .problems import IndependenceProblem, independence_problem
 from .problems.data import restricted
@@ -86,7 +86,7 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased", "regularized"] | Statistic = "biased",
+    statistic: Literal["biased", "unbiased", "regularized"] | Statistic | None = None,
     method: Literal["permutation", "gamma", "wild"] | NullMethod | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
@@ -126,8 +126,10 @@ def independence_test(
     estimator : str or KernelMeanEstimator
         Estimator of the cross-covariance embedding; ``"kme"`` (default) gives
         the classical HSIC.
-    statistic : {"biased", "unbiased"}
-        ``"biased"`` (default): the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
+    statistic : {"biased", "unbiased", "regularized"} or Statistic, optional
+        None (default): the null method's own statistic if it has one (the
+        biased KME statistic for ``method="gamma"`` and ``"chi2"``), else
+        ``"biased"``. ``"biased"``: the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
         the KME; ``"unbiased"``: the U-form, ``HSIC_u`` of Song et al. (2012)
         for the KME and its generalisation to weighted embeddings (diagonal
         terms dropped; ``c^2 HSIC_u`` for uniform weights ``c/n``), n >= 5.
@@ -271,7 +273,7 @@ def independence_test(
 
 def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
           bandwidth_x: Any = "median", bandwidth_y: Any = "median", estimator: Any = "kme",
-          statistic: Any = "biased", method: Any = None, tuning: Any = "permutation",
+          statistic: Any = None, method: Any = None, tuning: Any = "permutation",
           n_resamples: Any = None, rng: SeedLike = None, batch: Any = None,
           n_jobs: Any = None, progress: Any = None, data_name: str | None = None,
           filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None,
@@ -279,6 +281,8 @@ def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussi
           ) -> tuple[IndependenceProblem, Statistic, Engine, NullMethod, str]:
     """:func:`independence_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
+    if statistic is None:  # the method's own statistic, if it has one
+        statistic = method_statistic(method, "independence")
     problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
                                      estimator, statistic, {"filter": filter, "lam": lam},
                                      data_name)

@@ -16,7 +16,7 @@ from ._validation import check_choice
 from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, resolve_method
+from .null import NullMethod, method_statistic, resolve_method
 from .problems.data import KSampleProblem, data_label, k_sample_problem
 from .results import KSampleResult
 from .statistics import Statistic, resolve_statistic
@@ -64,8 +64,9 @@ def k_sample_test(
         As for :func:`kmtests.two_sample_test` (the median heuristic on the pooled
         sample).
     statistic : {"unbiased", "biased"}, optional
-        The form of the pairwise MMDs (default: the U-form for the KME and uniform
-        estimators, the V-form otherwise).
+        The form of the pairwise MMDs (default: the null method's own statistic
+        if it has one, the V-form ``kMMD^2_b`` for ``method="gamma"``; else the
+        U-form for the KME and uniform estimators, the V-form otherwise).
     method : {"permutation", "gamma"} or a method object, optional
         The null (default: permutations).
     data_name : str, optional
@@ -144,6 +145,8 @@ def _plan(samples: tuple[Any, ...], *, kernel: Any = "gaussian", bandwidth: Any 
                          "precomputed Gram matrix is not supported (use the data).")
     est = resolve_estimator(estimator)
     problem = k_sample_problem(samples, data_name=data_name)
+    if statistic is None:  # the method's own statistic (the gamma: kMMD^2_b), if it has one
+        statistic = method_statistic(method, "k_sample")
     stat = resolve_statistic(statistic, "k_sample", kernels={"kernel": kern}, estimator=est,
                              options={})
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,

@@ -18,7 +18,7 @@ from ._validation import check_choice, check_positive_int
 from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, resolve_method
+from .null import NullMethod, method_statistic, resolve_method
 from .null.combine import MinP
 from .problems import TwoSampleProblem, two_sample_problem
 from .problems.data import restricted
@@ -185,7 +185,10 @@ def two_sample_test(
         Kernel mean estimator (see :mod:`kmtests.estimators`); ``"kme"`` is
         the empirical mean (classical MMD).
     statistic : {"unbiased", "biased", "regularized", "block", "linear"} or Statistic, optional
-        ``"unbiased"``: the U-form, within-sample diagonal terms dropped
+        None (default): the null method's own statistic if it has one
+        (``method="gamma"`` approximates the null of the biased KME statistic
+        ``MMD^2_b``, so it computes that one), else the estimator's default
+        form (below). ``"unbiased"``: the U-form, within-sample diagonal terms dropped
         (``MMD^2_u`` for the KME; default for the KME, the uniform shrinkage
         and the marginalized estimators); ``"biased"``: the V-form
         ``||mu_x - mu_y||^2`` of the estimated embeddings (default for the
@@ -393,6 +396,8 @@ def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median"
     """:func:`two_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
     statistic, engine = _engine_aliases(statistic, engine)
+    if statistic is None:  # the method's own statistic (the gamma: MMD^2_b), if it has one
+        statistic = method_statistic(method, "two_sample")
     options = {"filter": filter, "lam": lam, "covariance": covariance,
                "split_size": split_size, "block_size": block_size}
     problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, options,
