@@ -157,7 +157,8 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
     """The result object: what ran, and the p-value with how it was obtained."""
     t_obs = observed if out.statistic is None else float(out.statistic)
     params = {**prepared.params, **{k: reportable(v) for k, v in obs_params.items()}}
-    notes = (engine.notes(statistic.label(), problem.n, method.name == "permutation")
+    notes = (list(getattr(problem, "notes", ()))  # what the input conventions did
+             + engine.notes(statistic.label(), problem.n, method.name == "permutation")
              + list(prepared.notes))
     restricted = getattr(problem.scheme, "restriction", None) is not None
     if statistic.unbiased and prepared.combination is None and t_obs < 0 and not restricted:
@@ -177,7 +178,9 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
     common: dict[str, Any] = dict(
         statistic=t_obs, pvalue=out.pvalue, null_distribution=out.null_distribution,
         method=method, exact=out.exact, n_resamples=out.n_resamples, count=out.count,
-        statistic_name=statistic.label(), estimator=statistic.estimator, params=params,
+        statistic_name=statistic.label(), family=statistic.family(),
+        statistic_description=statistic.describe(prepared),
+        estimator=statistic.estimator, params=params,
         kernels=prepared.kernels, sizes={**problem.sizes, **prepared.sizes},
         seed=seed_of(method.source_of_randomness), tuning=prepared.tuning,
         data_name=problem.data_name, details={**prepared.report, **out.details},

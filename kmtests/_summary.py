@@ -18,7 +18,8 @@ import numpy as np
 if TYPE_CHECKING:  # statsmodels is imported when a report is built
     from statsmodels.iolib.table import SimpleTable
 
-__all__ = ["Annotated", "Summary", "WIDTH", "flow", "format_bound", "format_number",
+__all__ = ["Annotated", "Summary", "WIDTH", "fill_widths", "flow", "format_bound",
+           "format_number",
            "format_pvalue", "format_value", "html_settings_table", "result_table",
            "settings_table"]
 
@@ -255,13 +256,37 @@ def html_settings_table(tables: Sequence[SimpleTable]) -> SimpleTable:
     return SimpleTable(data, title=tables[0].title if tables else "")
 
 
+def fill_widths(stub: int, cols: Sequence[int], width: int = WIDTH) -> tuple[int, list[int]]:
+    """Column widths of a stub and value columns (one space between columns) that add up
+    to `width`: the stub up to 24 characters, the rest shared by the value columns.
+
+    Every table of a report is then `width` wide, whatever its number of columns. Columns
+    that do not fit as they are keep their widths (the table is then wider).
+
+    Examples
+    --------
+    >>> fill_widths(7, [14, 14], 78)
+    (24, [26, 26])
+    >>> s, c = fill_widths(13, [9, 9, 9, 9], 78); s + sum(c) + len(c)
+    78
+    """
+    cols = list(cols)
+    room = width - sum(cols) - len(cols)
+    stub_w = max(stub, min(room, 24))
+    extra = width - stub_w - sum(cols) - len(cols)
+    if extra > 0 and cols:
+        share, rest = divmod(extra, len(cols))
+        cols = [c + share + (i < rest) for i, c in enumerate(cols)]
+    return stub_w, cols
+
+
 def result_table(stub: str, header: Sequence[str], values: Sequence[str],
                  width: int = WIDTH) -> SimpleTable:
-    """One-row table of results (statsmodels ``fmt_params`` look), `width` wide when it fits.
+    """One-row table of results (statsmodels ``fmt_params`` look), `width` wide.
 
     The stub (the statistic's name) is left-aligned, then one column for
-    each value: 14 characters, or less so that the table fits in `width`
-    (never less than its header or value).
+    each value: 14 characters or more, so that the table is `width` wide
+    (less when that many do not fit; never less than its header or value).
     """
     from statsmodels.iolib.table import SimpleTable
     from statsmodels.iolib.tableformatting import fmt_params
@@ -271,7 +296,7 @@ def result_table(stub: str, header: Sequence[str], values: Sequence[str],
         widths = [max(n, col) for n in need]
         if max(len(stub), 10) + sum(widths) + len(widths) <= width:
             break
-    stub_w = max(len(stub), min(width - sum(widths) - len(widths), 24))
+    stub_w, widths = fill_widths(len(stub), widths, width)
     fmt = copy.deepcopy(fmt_params)
     fmt.update(data_fmts=["%s"] * len(values), colwidths=[stub_w, *widths])
     return SimpleTable([list(values)], headers=list(header), stubs=[stub], txt_fmt=fmt)
@@ -309,11 +334,21 @@ class Summary:
         self._html_tables = html_tables
 
     def as_text(self) -> str:
-        """The report as text: the tables, then the numbered notes wrapped to 78 columns."""
-        parts = []
+        """The report as text: the tables, then the numbered notes wrapped to 78 columns.
+
+        Tables follow each other with one rule between them: where a table ends with
+        the rule another starts with, the rule is printed once.
+        """
+        parts: list[str] = []
         for t in self.tables:
             _reparent(t)
-            parts.append(t.as_text())
+            text = t.as_text()
+            if parts:
+                last = parts[-1].rstrip("\n").rsplit("\n", 1)[-1].rstrip()
+                first, _, rest = text.lstrip("\n").partition("\n")
+                if last and set(last) == {"="} and first.rstrip() == last:
+                    text = rest
+            parts.append(text)
         if self.notes:
             parts.append("Notes:\n" + "\n".join(
                 textwrap.fill(f"[{i + 1}] {n}", width=WIDTH, subsequent_indent="    ",

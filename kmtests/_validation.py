@@ -62,7 +62,8 @@ def _pandas_to_numpy(data: Any, name: str) -> np.ndarray:
     return frame.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def as_sample(data: ArrayLike, name: str, *, min_size: int = 2) -> np.ndarray:
+def as_sample(data: ArrayLike, name: str, *, min_size: int = 2,
+              allow_nan: bool = False) -> np.ndarray:
     """Return `data` as a float64, C-contiguous ``(n, d)`` array.
 
     The rule: data are real numbers — numpy numeric or boolean arrays, lists
@@ -73,7 +74,10 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2) -> np.ndarray:
     pandas datetime columns with or without a time zone: their origin and
     unit are modelling choices to make explicitly), categorical or mixed
     columns, complex numbers and masked arrays (a mask would be ignored).
-    Missing values (NaN, None, ``pd.NA``) and infinities raise ``ValueError``.
+    Missing values (NaN, None, ``pd.NA``) and infinities raise ``ValueError``
+    naming the first row and column that hold one (with ``allow_nan=True``
+    missing values are kept as NaN, for :mod:`kmtests.problems.conventions`;
+    infinities still raise: they are not missing values).
     """
     if isinstance(data, np.ma.MaskedArray):
         raise TypeError(
@@ -110,9 +114,35 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2) -> np.ndarray:
             f"got {arr.shape[0]}."
         )
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must not contain NaN or infinite values (missing values "
-                         "included).")
+        inf = np.isinf(arr)
+        if inf.any():
+            raise ValueError(f"`{name}` must not contain NaN or infinite values: "
+                             f"{locate(data, arr, inf, name)} is infinite. An infinity is not "
+                             "a missing value: remove or transform it.")
+        if not allow_nan:
+            raise ValueError(f"`{name}` must not contain NaN or infinite values (missing values "
+                             f"included): {locate(data, arr, np.isnan(arr), name)} is missing "
+                             "(NaN). Remove or fill it.")
     return arr
+
+
+def locate(data: Any, arr: np.ndarray, bad: np.ndarray, name: str) -> str:
+    """The first flagged entry of `arr` (rows of `data`) in words: ``"row 3, column 1"``,
+    with the index label and column name of a pandas input (``"row 3 (index 'b'), column
+    'temp'"``); rows and columns count from 0."""
+    i, j = (int(v) for v in np.argwhere(bad)[0])
+    where = f"row {i}"
+    index = getattr(data, "index", None)
+    if index is not None and type(data).__module__.split(".")[0] == "pandas":
+        label = index[i]
+        if not (isinstance(label, (int, np.integer)) and label == i):
+            where += f" (index {label!r})"
+    columns = getattr(data, "columns", None)
+    if columns is not None and type(data).__module__.split(".")[0] == "pandas":
+        where += f", column {columns[j]!r}"
+    elif arr.shape[1] > 1:
+        where += f", column {j}"
+    return f"{where} of `{name}`"
 
 
 def _refuse_element(v: Any, name: str) -> bool:

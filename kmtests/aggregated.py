@@ -31,6 +31,7 @@ from .kernels import Kernel, resolve_kernel
 from .null import PermutationMethod, resolve_method
 from .null.combine import Fuse, MinP, fuse_statistic, member_rejections, minp_combination
 from .problems import independence_problem, two_sample_problem
+from .problems.conventions import check_alternative
 from .results import AggregatedIndependenceResult, AggregatedTwoSampleResult
 from .statistics import NOCCO, Aggregate, KernelHSIC, KernelMMD, SpectralMMD, Statistic
 from .statistics.spectral import FILTERS, lambda_grid
@@ -193,6 +194,9 @@ def aggregated_two_sample_test(
     tuning: Literal["permutation", "pooled"] = "permutation",
     engine: str | Engine = "exact",
     n_features: int | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise",
+    axis: int = 0,
 ) -> AggregatedTwoSampleResult:
     r"""Aggregated kernel two-sample test over a collection of MMD statistics.
 
@@ -248,6 +252,12 @@ def aggregated_two_sample_test(
         need ``"exact"``); `n_features` configures the low-rank engines.
     data_name : str, optional
         Name of the data for the report.
+    alternative, nan_policy, axis
+        As for :func:`kmtests.two_sample_test` (:doc:`/user_guide/conventions`):
+        one-sided (``"greater"``, the only value); ``nan_policy="omit"`` leaves
+        out each sample's observations with a missing value (for the
+        independence test, every pair with one); ``axis=1`` reads one
+        observation per column.
 
     Returns
     -------
@@ -290,7 +300,8 @@ def aggregated_two_sample_test(
     combination, alpha, ests, stats, filts = _options(method, alpha, estimators, statistics,
                                                       filters, lams)
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    problem = two_sample_problem(x, y, data_name=data_name)
+    check_alternative(alternative)
+    problem = two_sample_problem(x, y, data_name=data_name, axis=axis, nan_policy=nan_policy)
     assert problem.z is not None
     kerns = _kernels_for(kernel, bandwidths, problem.z, "")
     members: list[Statistic] = [KernelMMD(kern, est, stat == "unbiased")
@@ -331,6 +342,9 @@ def aggregated_independence_test(
     tuning: Literal["permutation", "pooled"] = "permutation",
     engine: str | Engine = "exact",
     n_features: int | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise",
+    axis: int = 0,
 ) -> AggregatedIndependenceResult:
     r"""Aggregated kernel independence test (HSICAgg / HSIC-FUSE) over a collection.
 
@@ -371,7 +385,9 @@ def aggregated_independence_test(
     combination, alpha, ests, stats, filts = _options(method, alpha, estimators, statistics,
                                                       filters, lams)
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    problem = independence_problem(x, y, data_name=data_name)
+    check_alternative(alternative)
+    problem = independence_problem(x, y, data_name=data_name, axis=axis,
+                                   nan_policy=nan_policy)
     n = problem.n
     if "unbiased" in stats and n < 5:
         raise ValueError(f"statistic 'unbiased' needs at least 5 observations; got {n}.")

@@ -51,9 +51,15 @@ def compare_estimators(
     Returns
     -------
     pandas.DataFrame
-        One row per estimator: statistic name and value, p-value with its
-        Monte Carlo 95% interval, tuning, and the parameters the estimator
-        chose, by role (``{"x": {...}, "y": {...}}``, ``{"pooled": {...}}``).
+        One row per estimator: ``estimator``, ``statistic_name``,
+        ``statistic``, ``pvalue`` with its Monte Carlo 95% interval
+        (``pvalue_lower``, ``pvalue_upper``), ``tuning``, then the columns of
+        each result's :meth:`~kmtests.TwoSampleResult.summary_frame` (what ran,
+        bandwidths, sizes, seed) and the parameters each estimator chose, one
+        numeric column per parameter and role under the report's keys
+        (``shrinkage_x``, ``shrinkage_y``, ``sigma2``; a list, such as
+        MMKME's per-coordinate variances, one column per value: ``diag_0``,
+        ...). A parameter an estimator does not have is NaN in its row.
 
     Examples
     --------
@@ -66,6 +72,8 @@ def compare_estimators(
     estimator  pvalue
           kme   0.004
         skmse   0.004
+    >>> print(f"{t.loc[1, 'shrinkage_x']:.4f} {t['shrinkage_x'].dtype}")
+    0.0179 float64
     """
     import pandas as pd
 
@@ -75,7 +83,7 @@ def compare_estimators(
 
     kind = check_choice(test, "test", ("two_sample", "independence"))
     plan: Any = two_sample_plan if kind == "two_sample" else independence_plan
-    from ._rng import root_sequence
+    from ._rng import root_sequence, seed_of
 
     seed = root_sequence(rng)[0]
     ests = list(estimators)
@@ -85,12 +93,13 @@ def compare_estimators(
                   rng=np.random.default_rng(seed), **test_kwargs) for est in ests]
     problem, _, engine, method, tuning_ = plans[0]
     results = _driver.run_each(problem, [p[1] for p in plans], engine, method, tuning_)
-    rows = []
+    frames = []
     for res in results:
-        ci = res.method.conf_int(res, 0.05)
-        lo, hi = (np.nan, np.nan) if ci is None else (float(ci[0]), float(ci[1]))
-        rows.append({"estimator": res.estimator.name, "statistic_name": res.statistic_name,
-                     "statistic": res.statistic, "pvalue": res.pvalue, "pvalue_lower": lo,
-                     "pvalue_upper": hi, "tuning": res.tuning,
-                     "parameters": {role: dict(p) for role, p in res.params.items()}})
-    return pd.DataFrame(rows)
+        frame = res.summary_frame().reset_index()
+        frame["tuning"] = res.tuning
+        frame["seed"] = seed_of(rng)  # the tests ran on generators seeded from it
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True, sort=False)
+    first = ["estimator", "statistic_name", "statistic", "pvalue", "pvalue_lower",
+             "pvalue_upper", "tuning"]
+    return table[first + [c for c in table.columns if c not in first]]

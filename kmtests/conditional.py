@@ -20,6 +20,7 @@ from .estimators import KME
 from .kernels import Precomputed, resolve_kernel
 from .null import METHODS, GammaMethod, NullMethod, WildBootstrap, resolve_method
 from .problems.conditional import ConditionalProblem, conditional_problem
+from .problems.conventions import check_alternative
 from .results import ConditionalIndependenceResult
 from .statistics import KCI, Statistic, resolve_statistic
 
@@ -54,6 +55,9 @@ def conditional_independence_test(
     engine: str | Engine = "exact",
     n_features: int | None = None,
     cache: bool | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise",
+    axis: int = 0,
 ) -> ConditionalIndependenceResult:
     r"""Kernel test of conditional independence: are `x` and `y` independent given `z`?
 
@@ -139,6 +143,16 @@ def conditional_independence_test(
         the same z (default True; causal discovery asks many questions with the
         same conditioning set: :func:`kmtests.estimators.conditional.clear_cache`
         empties it).
+    alternative : {"greater"}
+        The test is one-sided: KCI estimates a quantity that is 0 under
+        conditional independence and positive otherwise; ``"greater"``
+        (default) is the only value.
+    nan_policy : {"raise", "omit"}
+        ``"raise"`` (default) names the first missing value; ``"omit"`` leaves
+        out every observation with a missing value in `x`, `y` or `z`.
+    axis : {0, 1}
+        The axis of 2-D data that indexes the observations (1: a column per
+        observation). See :doc:`/user_guide/conventions`.
 
     Returns
     -------
@@ -180,7 +194,8 @@ def conditional_independence_test(
         statistic=statistic, filter=filter, lam=lam, criterion=criterion, augment=augment,
         split_size=split_size, method=method, strata=strata, n_resamples=n_resamples,
         rng=rng, batch=batch, n_jobs=n_jobs, progress=progress, data_name=data_name,
-        engine=engine, n_features=n_features, cache=cache))
+        engine=engine, n_features=n_features, cache=cache, alternative=alternative,
+        nan_policy=nan_policy, axis=axis))
     assert isinstance(res, ConditionalIndependenceResult)
     return res
 
@@ -196,9 +211,10 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
           method: Any = None, strata: Any = None, n_resamples: Any = None,
           rng: SeedLike = None, batch: Any = None, n_jobs: Any = None, progress: Any = None,
           data_name: str | None = None, engine: Any = "exact", n_features: Any = None,
-          cache: Any = None
-          ) -> tuple[ConditionalProblem, Statistic, Engine, NullMethod, str]:
+          cache: Any = None, alternative: Any = "greater", nan_policy: Any = "raise",
+          axis: Any = 0) -> tuple[ConditionalProblem, Statistic, Engine, NullMethod, str]:
     """:func:`conditional_independence_test`'s keywords -> the four objects and tuning."""
+    check_alternative(alternative)
     kx = resolve_kernel(kernel_x, bandwidth_x, name="kernel_x", bandwidth_name="bandwidth_x")
     ky = resolve_kernel(kernel_y, bandwidth_y, name="kernel_y", bandwidth_name="bandwidth_y")
     fixed_z = (isinstance(bandwidth_z, (int, float)) and not isinstance(bandwidth_z, bool))
@@ -207,7 +223,8 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
     if any(isinstance(k, Precomputed) for k in (kx, ky, kz)):
         raise ValueError("the conditional test standardises the data and computes the "
                          "kernels from them; precomputed Gram matrices are not supported.")
-    problem = conditional_problem(x, y, z, data_name=data_name)
+    problem = conditional_problem(x, y, z, data_name=data_name, axis=axis,
+                                  nan_policy=nan_policy)
     if strata is not None:
         problem = problem.within(strata)
     options = {"filter": filter, "lam": lam, "criterion": criterion,

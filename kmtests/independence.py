@@ -17,9 +17,10 @@ from ._validation import check_choice
 from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, resolve_method
+from .null import NullMethod, method_statistic, resolve_method
 from .null.combine import MinP
 from .problems import IndependenceProblem, independence_problem
+from .problems.conventions import check_alternative
 from .problems.data import restricted
 from .results import IndependenceResult
 from .statistics import Statistic, resolve_statistic, statistic_name
@@ -30,8 +31,8 @@ __all__ = ["hsic", "independence_test"]
 
 def _independence_iv(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any,
                      bandwidth_y: Any, estimator: Any, statistic: Any,
-                     options: dict[str, Any], data_name: str | None
-                     ) -> tuple[IndependenceProblem, Statistic]:
+                     options: dict[str, Any], data_name: str | None, axis: Any = 0,
+                     nan_policy: Any = "raise") -> tuple[IndependenceProblem, Statistic]:
     """Validate the data and build the statistic (nothing is computed)."""
     kx = resolve_kernel(kernel_x, bandwidth_x, name="kernel_x", bandwidth_name="bandwidth_x")
     ky = resolve_kernel(kernel_y, bandwidth_y, name="kernel_y", bandwidth_name="bandwidth_y")
@@ -41,7 +42,7 @@ def _independence_iv(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: 
         statistic = statistic_name(statistic, "independence", est, options)
     problem = independence_problem(x, y, precomputed_x=isinstance(kx, Precomputed),
                                    precomputed_y=isinstance(ky, Precomputed),
-                                   data_name=data_name)
+                                   data_name=data_name, axis=axis, nan_policy=nan_policy)
     return problem, resolve_statistic(statistic, "independence", kernels={"x": kx, "y": ky},
                                       estimator=est,
                                       options={**options, "combination": MinP()})
@@ -51,10 +52,11 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
          bandwidth_x: Any = "median", bandwidth_y: Any = "median",
          estimator: str | KernelMeanEstimator = "kme",
          statistic: Literal["biased", "unbiased"] = "biased",
-         tuning: Literal["permutation", "pooled"] = "permutation") -> float:
+         tuning: Literal["permutation", "pooled"] = "permutation",
+         nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0) -> float:
     """Hilbert-Schmidt independence criterion of paired samples.
 
-    Parameters are as in :func:`independence_test`.
+    Parameters are as in :func:`independence_test` (`nan_policy` and `axis` too).
 
     Returns
     -------
@@ -73,7 +75,7 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
     check_choice(statistic, "statistic", ("biased", "unbiased"))
     problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
-                                     estimator, statistic, {}, None)
+                                     estimator, statistic, {}, None, axis, nan_policy)
     return _driver.value(problem, stat, tuning_)
 
 
@@ -86,7 +88,7 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased", "regularized"] | Statistic = "biased",
+    statistic: Literal["biased", "unbiased", "regularized"] | Statistic | None = None,
     method: Literal["permutation", "gamma", "wild"] | NullMethod | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
@@ -101,6 +103,9 @@ def independence_test(
     n_features: int | None = None,
     strata: Any = None,
     blocks: int | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise",
+    axis: int = 0,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -126,8 +131,10 @@ def independence_test(
     estimator : str or KernelMeanEstimator
         Estimator of the cross-covariance embedding; ``"kme"`` (default) gives
         the classical HSIC.
-    statistic : {"biased", "unbiased"}
-        ``"biased"`` (default): the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
+    statistic : {"biased", "unbiased", "regularized"} or Statistic, optional
+        None (default): the null method's own statistic if it has one (the
+        biased KME statistic for ``method="gamma"`` and ``"chi2"``), else
+        ``"biased"``. ``"biased"``: the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
         the KME; ``"unbiased"``: the U-form, ``HSIC_u`` of Song et al. (2012)
         for the KME and its generalisation to weighted embeddings (diagonal
         terms dropped; ``c^2 HSIC_u`` for uniform weights ``c/n``), n >= 5.
@@ -204,6 +211,24 @@ def independence_test(
         Permute blocks of `blocks` consecutive pairs of `y` against `x` (time
         series whose dependence is shorter than the blocks: an approximation).
         See also the wild bootstrap (:class:`~kmtests.null.WildBootstrap`).
+    alternative : {"greater"}
+        The alternative hypothesis, as scipy's tests name it. HSIC is 0 when
+        the variables are independent and positive when they are dependent,
+        so the test is one-sided: ``"greater"`` (default) is the only value,
+        and ``"two-sided"`` or ``"less"`` is an error that says why
+        (:doc:`/user_guide/conventions`).
+    nan_policy : {"raise", "omit"}
+        Missing values (NaN, None, ``pd.NA``): ``"raise"`` (default) names
+        the argument, row and column of the first one; ``"omit"`` leaves out
+        every pair with a missing value in `x` or `y` (pairwise-complete
+        observations), and the report says which. ``"propagate"`` is refused
+        (a test has no NaN answer); an infinity is an error under either
+        policy.
+    axis : {0, 1}
+        The axis of 2-D data that indexes the observations: 0 (default, a
+        row per observation) or 1 (a column per observation; DataFrames are
+        transposed). It does not run one test per row as scipy's
+        one-dimensional tests do.
 
     Returns
     -------
@@ -258,30 +283,44 @@ def independence_test(
     >>> res = independence_test(x, y, n_resamples=999, rng=1)
     >>> print(f"HSIC_b = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     HSIC_b = 0.0279, p = 0.0010
+
+    With ``nan_policy="omit"`` a pair with a missing value is left out as a
+    whole; data with one column per observation take ``axis=1``:
+
+    >>> y[[5, 9]] = np.nan
+    >>> res = independence_test(x[None, :], y, axis=1, nan_policy="omit", n_resamples=999,
+    ...                         rng=1)
+    >>> res.sizes
+    {'n': 78}
     """
     res = _driver.run(*_plan(
         x, y, kernel_x=kernel_x, kernel_y=kernel_y, bandwidth_x=bandwidth_x,
         bandwidth_y=bandwidth_y, estimator=estimator, statistic=statistic, method=method,
         tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs,
         progress=progress, data_name=data_name, filter=filter, lam=lam, engine=engine,
-        n_features=n_features, strata=strata, blocks=blocks))
+        n_features=n_features, strata=strata, blocks=blocks, alternative=alternative,
+        nan_policy=nan_policy, axis=axis))
     assert isinstance(res, IndependenceResult)
     return res
 
 
 def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
           bandwidth_x: Any = "median", bandwidth_y: Any = "median", estimator: Any = "kme",
-          statistic: Any = "biased", method: Any = None, tuning: Any = "permutation",
+          statistic: Any = None, method: Any = None, tuning: Any = "permutation",
           n_resamples: Any = None, rng: SeedLike = None, batch: Any = None,
           n_jobs: Any = None, progress: Any = None, data_name: str | None = None,
           filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None,
-          strata: Any = None, blocks: Any = None
+          strata: Any = None, blocks: Any = None, alternative: Any = "greater",
+          nan_policy: Any = "raise", axis: Any = 0
           ) -> tuple[IndependenceProblem, Statistic, Engine, NullMethod, str]:
     """:func:`independence_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
+    check_alternative(alternative)
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
+    if statistic is None:  # the method's own statistic, if it has one
+        statistic = method_statistic(method, "independence")
     problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
                                      estimator, statistic, {"filter": filter, "lam": lam},
-                                     data_name)
+                                     data_name, axis, nan_policy)
     problem = restricted(problem, strata, blocks)
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)

@@ -21,6 +21,7 @@ from .engines import Engine, Exact
 from .estimators import KME
 from .kernels import Kernel, Precomputed, resolve_kernel
 from .null import GammaMethod, JointGammaMethod, NullMethod, resolve_method
+from .problems.conventions import check_alternative
 from .problems.joint import JointProblem, joint_problem, role_names
 from .results import JointIndependenceResult
 from .statistics import Statistic, resolve_statistic
@@ -54,14 +55,15 @@ def _kernels(kernels: Any, bandwidths: Any, d: int) -> list[Kernel]:
 
 
 def _joint_iv(variables: Sequence[Any], kernels: Any, bandwidths: Any,
-              data_name: str | None) -> tuple[JointProblem, Statistic]:
+              data_name: str | None, axis: Any = 0, nan_policy: Any = "raise"
+              ) -> tuple[JointProblem, Statistic]:
     """Validate the variables and build the statistic (nothing is computed)."""
     d = len(variables)
     if d < 2:
         raise ValueError(f"joint independence needs at least 2 variables; got {d}.")
     ks = _kernels(kernels, bandwidths, d)
     problem = joint_problem(variables, precomputed=[isinstance(k, Precomputed) for k in ks],
-                            data_name=data_name)
+                            data_name=data_name, axis=axis, nan_policy=nan_policy)
     stat = resolve_statistic("dhsic", "joint", kernels=dict(zip(role_names(d), ks)),
                              estimator=KME(), options={})
     return problem, stat
@@ -133,11 +135,11 @@ def dhsic_bandwidth(x: ArrayLike) -> float:
     return bw if bw > 0 else 0.001
 
 
-def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "median"
-          ) -> float:
+def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "median",
+          nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0) -> float:
     """The d-variable Hilbert-Schmidt independence criterion ``dHSIC_n`` of the variables.
 
-    Parameters are as in :func:`joint_independence_test`.
+    Parameters are as in :func:`joint_independence_test` (`nan_policy` and `axis` too).
 
     Returns
     -------
@@ -154,7 +156,7 @@ def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "m
     >>> print(f"{dhsic(x, y):.6f} {hsic(x, y):.6f}")
     0.005511 0.005511
     """
-    problem, stat = _joint_iv(variables, kernels, bandwidths, None)
+    problem, stat = _joint_iv(variables, kernels, bandwidths, None, axis, nan_policy)
     return _driver.value(problem, stat, "pooled")
 
 
@@ -169,6 +171,9 @@ def joint_independence_test(
     n_jobs: int | None = None,
     progress: bool | None = None,
     data_name: str | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise",
+    axis: int = 0,
 ) -> JointIndependenceResult:
     r"""Kernel test of joint independence of ``d >= 2`` variables (dHSIC).
 
@@ -219,6 +224,15 @@ def joint_independence_test(
     data_name : str, optional
         Name of the data for the report (default ``"x1, x2 and x3"``, or the
         names of pandas Series).
+    alternative : {"greater"}
+        The test is one-sided: dHSIC is 0 under joint independence and
+        positive otherwise; ``"greater"`` (default) is the only value.
+    nan_policy : {"raise", "omit"}
+        ``"raise"`` (default) names the first missing value; ``"omit"`` leaves
+        out every observation with a missing value in any variable.
+    axis : {0, 1}
+        The axis of 2-D data that indexes the observations (1: a column per
+        observation). See :doc:`/user_guide/conventions`.
 
     Returns
     -------
@@ -283,7 +297,7 @@ def joint_independence_test(
     res = _driver.run(*_plan(
         variables, kernels=kernels, bandwidths=bandwidths, method=method,
         n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs, progress=progress,
-        data_name=data_name))
+        data_name=data_name, alternative=alternative, nan_policy=nan_policy, axis=axis))
     assert isinstance(res, JointIndependenceResult)
     return res
 
@@ -291,10 +305,12 @@ def joint_independence_test(
 def _plan(variables: Sequence[Any], *, kernels: Any = "gaussian", bandwidths: Any = "median",
           method: Any = None, n_resamples: Any = None, rng: SeedLike = None,
           batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None
+          data_name: str | None = None, alternative: Any = "greater",
+          nan_policy: Any = "raise", axis: Any = 0
           ) -> tuple[JointProblem, Statistic, Engine, NullMethod, str]:
     """:func:`joint_independence_test`'s keywords -> (problem, statistic, engine, method,
     tuning)."""
-    problem, stat = _joint_iv(variables, kernels, bandwidths, data_name)
+    check_alternative(alternative)
+    problem, stat = _joint_iv(variables, kernels, bandwidths, data_name, axis, nan_policy)
     meth = _joint_method(method, n_resamples, batch, rng, n_jobs, progress)
     return problem, stat, Exact(), meth, "pooled"

@@ -16,7 +16,8 @@ from ._validation import check_choice
 from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, resolve_method
+from .null import NullMethod, method_statistic, resolve_method
+from .problems.conventions import check_alternative
 from .problems.data import KSampleProblem, data_label, k_sample_problem
 from .results import KSampleResult
 from .statistics import Statistic, resolve_statistic
@@ -42,6 +43,9 @@ def k_sample_test(
     engine: str | Engine = "exact",
     n_features: int | None = None,
     sample_names: Sequence[str] | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise",
+    axis: int = 0,
 ) -> KSampleResult:
     r"""Kernel k-sample test: do all the samples come from the same distribution?
 
@@ -64,8 +68,9 @@ def k_sample_test(
         As for :func:`kmtests.two_sample_test` (the median heuristic on the pooled
         sample).
     statistic : {"unbiased", "biased"}, optional
-        The form of the pairwise MMDs (default: the U-form for the KME and uniform
-        estimators, the V-form otherwise).
+        The form of the pairwise MMDs (default: the null method's own statistic
+        if it has one, the V-form ``kMMD^2_b`` for ``method="gamma"``; else the
+        U-form for the KME and uniform estimators, the V-form otherwise).
     method : {"permutation", "gamma"} or a method object, optional
         The null (default: permutations).
     data_name : str, optional
@@ -78,6 +83,11 @@ def k_sample_test(
     sample_names : sequence of str, optional
         The samples' names in :meth:`KSampleResult.pairwise` (default: the names of
         pandas Series when they are distinct, else ``x1``, ..., ``xk``).
+    alternative, nan_policy, axis
+        As for :func:`kmtests.two_sample_test`: the test is one-sided
+        (``"greater"``, the only value); ``nan_policy="omit"`` leaves out each
+        sample's observations with a missing value; ``axis=1`` reads one
+        observation per column (:doc:`/user_guide/conventions`).
 
     Returns
     -------
@@ -105,7 +115,7 @@ def k_sample_test(
         samples, kernel=kernel, bandwidth=bandwidth, estimator=estimator, statistic=statistic,
         method=method, tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch,
         n_jobs=n_jobs, progress=progress, data_name=data_name, engine=engine,
-        n_features=n_features)
+        n_features=n_features, alternative=alternative, nan_policy=nan_policy, axis=axis)
     res = _driver.run(problem, stat, eng, meth, tuning_)
     assert isinstance(res, KSampleResult)
     names = _sample_names(samples, sample_names)
@@ -134,16 +144,20 @@ def _plan(samples: tuple[Any, ...], *, kernel: Any = "gaussian", bandwidth: Any 
           estimator: Any = "kme", statistic: Any = None, method: Any = None,
           tuning: Any = "permutation", n_resamples: Any = None, rng: SeedLike = None,
           batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None, engine: Any = "exact", n_features: Any = None
+          data_name: str | None = None, engine: Any = "exact", n_features: Any = None,
+          alternative: Any = "greater", nan_policy: Any = "raise", axis: Any = 0
           ) -> tuple[KSampleProblem, Statistic, Engine, NullMethod, str]:
     """:func:`k_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
+    check_alternative(alternative)
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
     kern = resolve_kernel(kernel, bandwidth)
     if isinstance(kern, Precomputed):
         raise ValueError("k_sample_test computes the kernel from the samples; a "
                          "precomputed Gram matrix is not supported (use the data).")
     est = resolve_estimator(estimator)
-    problem = k_sample_problem(samples, data_name=data_name)
+    problem = k_sample_problem(samples, data_name=data_name, axis=axis, nan_policy=nan_policy)
+    if statistic is None:  # the method's own statistic (the gamma: kMMD^2_b), if it has one
+        statistic = method_statistic(method, "k_sample")
     stat = resolve_statistic(statistic, "k_sample", kernels={"kernel": kern}, estimator=est,
                              options={})
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,

@@ -588,19 +588,20 @@ class PowerCurveResult:
         def fit(text: str, width: int) -> str:  # the full text is in the notes
             return text if len(text) <= width else text[:width - 3] + "..."
 
-        settings = [("Scenario", fit(self.scenario, 21)), ("Test", _TEST_NAMES.get(test, test)),
-                    ("Estimators", str(tab["estimator"].nunique())),
-                    ("Repetitions", "-".join(str(r) for r in (reps[0], reps[-1]))
+        settings = [("scenario", fit(self.scenario, 21)), ("test", _TEST_NAMES.get(test, test)),
+                    ("estimators", str(tab["estimator"].nunique())),
+                    ("repetitions", "-".join(str(r) for r in (reps[0], reps[-1]))
                      if len(reps) > 1 else str(reps[0])),
-                    ("Resamples", str(self.n_resamples)),
-                    ("Seed", "-" if self.seed is None else str(self.seed))]
+                    ("n_resamples", str(self.n_resamples)),
+                    ("seed", "-" if self.seed is None else str(self.seed))]
         from ._summary import flow as _flow
 
         blocks, _ = settings_table(_flow(settings),
                                    fit(f"Power study: {self.scenario} (alpha = {a:g})", 78))
         tables = list(blocks)
         header = ["n", "effect", "reps", "rejected", "power", "ci_low", "ci_high", "mean_p"]
-        fmt = {"data_fmts": ["%s"], "empty_cell": "", "colwidths": 7, "colsep": "  ",
+        # 8 columns of 8 and 7 gaps of 2: as wide as the settings table (78)
+        fmt = {"data_fmts": ["%s"], "empty_cell": "", "colwidths": 8, "colsep": "  ",
                "row_pre": "", "row_post": "", "table_dec_above": "=",
                "table_dec_below": "=", "header_dec_below": "-", "header_fmt": "%s",
                "stub_fmt": "%s", "title_align": "l", "header_align": "r",
@@ -610,7 +611,7 @@ class PowerCurveResult:
             data = [[str(r.n), f"{r.effect:g}", str(r.repetitions), str(r.rejections),
                      f"{r.power:.3f}", f"{r.ci_low:.3f}", f"{r.ci_high:.3f}",
                      f"{r.mean_pvalue:.3f}"] for r in g.itertuples()]
-            title = fit(f"Estimator: {est}", 78)
+            title = fit(f"estimator: {est}", 78)
             tables.append(SimpleTable(data, headers=header, title=title, txt_fmt=dict(fmt)))
         return Summary(tables, self._notes())
 
@@ -633,7 +634,7 @@ class PowerCurveResult:
                           if null in set(self.raw.loc[self.raw["estimator"] == e, "null"])]
                 if labels:
                     notes.append(f"{', '.join(labels)}: {what} (no permutations).")
-        long_labels = [e for e in self._estimator_order() if len(f"Estimator: {e}") > 78]
+        long_labels = [e for e in self._estimator_order() if len(f"estimator: {e}") > 78]
         if long_labels:
             notes.append("Estimators: " + "; ".join(long_labels))
         if self.test_kwargs:
@@ -656,7 +657,9 @@ class PowerCurveResult:
         Clopper-Pearson 95% intervals are drawn as light vertical bars, and
         the estimators are dodged sideways by a small offset, so that
         estimators with equal power stay visible. The title is the scenario's
-        name and model. Requires matplotlib (``pip install kmtests[plot]``).
+        name, the value of the other variable (the effect size of a curve
+        against ``n``, the sample size of a curve against the effect) and the
+        model. Requires matplotlib (``pip install kmtests[plot]``).
 
         Parameters
         ----------
@@ -667,9 +670,9 @@ class PowerCurveResult:
         x : {'n', 'effect'}, optional
             The horizontal axis (default: ``'n'`` when several sizes were run).
         at : float, optional
-            When the study has several values of the other variable (effects
-            for ``x='n'``, sizes for ``x='effect'``), the one to plot (default:
-            the largest); it is shown in the title.
+            The value of the other variable (effect for ``x='n'``, size for
+            ``x='effect'``) to plot, one of the study's (default: the
+            largest); it is shown in the title.
 
         Returns
         -------
@@ -685,6 +688,8 @@ class PowerCurveResult:
         >>> ax = res.plot()
         >>> [line.get_label() for line in ax.get_lines()[:2]]
         ['kme', 'skmse']
+        >>> print(ax.get_title().split(":")[0])
+        linear (effect = 0.3)
         """
         try:
             import matplotlib.pyplot as plt
@@ -700,15 +705,13 @@ class PowerCurveResult:
         if x not in ("n", "effect"):
             raise ValueError(f"`x` must be 'n' or 'effect'; got {x!r}.")
         other = "effect" if x == "n" else "n"
-        fixed = ""
-        if tab[other].nunique() > 1:
-            values = sorted(set(tab[other]))
-            at = values[-1] if at is None else at
-            if not any(np.isclose(at, v) for v in values):
-                raise ValueError(f"`at` must be one of the study's {other} values {values}; "
-                                 f"got {at!r}.")
-            tab = tab[np.isclose(tab[other], at)]
-            fixed = f" ({other} = {at:g})"
+        values = sorted(set(tab[other]))
+        at = values[-1] if at is None else at
+        if not any(np.isclose(at, v) for v in values):
+            raise ValueError(f"`at` must be one of the study's {other} values {values}; "
+                             f"got {at!r}.")
+        tab = tab[np.isclose(tab[other], at)]
+        fixed = f" ({other} = {at:g})"  # also when the study has one: the curve's effect
         if ax is None:
             _, ax = plt.subplots(figsize=(7, 4.5))
         ests = self._estimator_order()

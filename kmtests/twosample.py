@@ -18,9 +18,10 @@ from ._validation import check_choice, check_positive_int
 from .engines import Engine, resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, resolve_method
+from .null import NullMethod, method_statistic, resolve_method
 from .null.combine import MinP
 from .problems import TwoSampleProblem, two_sample_problem
+from .problems.conventions import check_alternative
 from .problems.data import restricted
 from .results import TwoSampleResult
 from .statistics import Statistic, resolve_statistic, statistic_name
@@ -68,7 +69,8 @@ def _held_out(problem: TwoSampleProblem, split_size: Any, rng: Any
 
 def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
                    statistic: Any, options: dict[str, Any], data_name: str | None,
-                   rng: Any = None, strata: Any = None, blocks: Any = None
+                   rng: Any = None, strata: Any = None, blocks: Any = None,
+                   axis: Any = 0, nan_policy: Any = "raise"
                    ) -> tuple[TwoSampleProblem, Statistic]:
     """Validate the data and build the statistic (nothing is computed)."""
     kern = resolve_kernel(kernel, bandwidth)
@@ -83,7 +85,8 @@ def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
     if covariance is not None:
         covariance = check_choice(covariance, "covariance", ("pooled", "split"))
     problem = restricted(two_sample_problem(x, y, precomputed=precomputed,
-                                            data_name=data_name), strata, blocks)
+                                            data_name=data_name, axis=axis,
+                                            nan_policy=nan_policy), strata, blocks)
     opts = {**options, "combination": MinP()}  # a lambda grid: min-p with exact level
     if name == "regularized" and not precomputed:
         kern_fit_on = problem.z
@@ -101,10 +104,11 @@ def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
         estimator: str | KernelMeanEstimator = "kme",
         statistic: Literal["unbiased", "biased"] | None = None,
-        tuning: Literal["permutation", "pooled"] = "permutation") -> float:
+        tuning: Literal["permutation", "pooled"] = "permutation",
+        nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0) -> float:
     """Squared maximum mean discrepancy between two samples.
 
-    Parameters are as in :func:`two_sample_test`.
+    Parameters are as in :func:`two_sample_test` (`nan_policy` and `axis` too).
 
     Returns
     -------
@@ -124,7 +128,8 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     if statistic is not None and not (isinstance(statistic, str)
                                       and statistic.lower() in ("unbiased", "biased")):
         check_choice(statistic, "statistic", ("biased", "unbiased"))
-    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, {}, None)
+    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, {}, None,
+                                   axis=axis, nan_policy=nan_policy)
     return _driver.value(problem, stat, tuning_)
 
 
@@ -154,6 +159,9 @@ def two_sample_test(
     block_size: int | None = None,
     strata: Any = None,
     blocks: int | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise",
+    axis: int = 0,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -185,7 +193,10 @@ def two_sample_test(
         Kernel mean estimator (see :mod:`kmtests.estimators`); ``"kme"`` is
         the empirical mean (classical MMD).
     statistic : {"unbiased", "biased", "regularized", "block", "linear"} or Statistic, optional
-        ``"unbiased"``: the U-form, within-sample diagonal terms dropped
+        None (default): the null method's own statistic if it has one
+        (``method="gamma"`` approximates the null of the biased KME statistic
+        ``MMD^2_b``, so it computes that one), else the estimator's default
+        form (below). ``"unbiased"``: the U-form, within-sample diagonal terms dropped
         (``MMD^2_u`` for the KME; default for the KME, the uniform shrinkage
         and the marginalized estimators); ``"biased"``: the V-form
         ``||mu_x - mu_y||^2`` of the estimated embeddings (default for the
@@ -305,6 +316,23 @@ def two_sample_test(
         approximation; both sample sizes must be multiples of it). For a
         dependent series, see also the wild bootstrap
         (:class:`~kmtests.null.WildBootstrap`).
+    alternative : {"greater"}
+        The alternative hypothesis, as scipy's tests name it. The statistic
+        estimates ``MMD^2``, 0 when the distributions are equal and positive
+        when they differ, so the test is one-sided: ``"greater"`` (default) is
+        the only value, and ``"two-sided"`` or ``"less"`` is an error that
+        says why (:doc:`/user_guide/conventions`).
+    nan_policy : {"raise", "omit"}
+        Missing values (NaN, None, ``pd.NA``): ``"raise"`` (default) names
+        the argument, row and column of the first one; ``"omit"`` leaves out
+        the observations that have one, each sample its own rows, and the
+        report says which. ``"propagate"`` is refused (a test has no NaN
+        answer); an infinity is an error under either policy.
+    axis : {0, 1}
+        The axis of 2-D data that indexes the observations: 0 (default, a
+        row per observation) or 1 (a column per observation; DataFrames are
+        transposed). It does not run one test per row as scipy's
+        one-dimensional tests do.
 
     Returns
     -------
@@ -371,13 +399,24 @@ def two_sample_test(
     >>> res = two_sample_test(x, y, n_resamples=999, rng=1)
     >>> print(f"MMD^2_u = {res.statistic:.4f}, p = {res.pvalue:.4f}")
     MMD^2_u = 0.1042, p = 0.0010
+
+    Missing values are an error naming where the first one is, or left out
+    with ``nan_policy="omit"`` (the report's notes say which):
+
+    >>> x[3, 1] = np.nan
+    >>> res = two_sample_test(x, y, nan_policy="omit", n_resamples=999, rng=1)
+    >>> res.sizes
+    {'n_x': 49, 'n_y': 60}
+    >>> print(res.notes[0])
+    nan_policy='omit': 1 of the 50 observations of x had a missing value and were left out (row 3)
     """
     res = _driver.run(*_plan(
         x, y, kernel=kernel, bandwidth=bandwidth, estimator=estimator, statistic=statistic,
         method=method, tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch,
         n_jobs=n_jobs, progress=progress, data_name=data_name, filter=filter, lam=lam,
         covariance=covariance, split_size=split_size, engine=engine, n_features=n_features,
-        block_size=block_size, strata=strata, blocks=blocks))
+        block_size=block_size, strata=strata, blocks=blocks, alternative=alternative,
+        nan_policy=nan_policy, axis=axis))
     assert isinstance(res, TwoSampleResult)
     return res
 
@@ -389,14 +428,18 @@ def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median"
           data_name: str | None = None, filter: Any = None, lam: Any = None,
           covariance: Any = None, split_size: Any = None, engine: Any = None,
           n_features: Any = None, block_size: Any = None, strata: Any = None,
-          blocks: Any = None) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
+          blocks: Any = None, alternative: Any = "greater", nan_policy: Any = "raise",
+          axis: Any = 0) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
     """:func:`two_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
+    check_alternative(alternative)
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
     statistic, engine = _engine_aliases(statistic, engine)
+    if statistic is None:  # the method's own statistic (the gamma: MMD^2_b), if it has one
+        statistic = method_statistic(method, "two_sample")
     options = {"filter": filter, "lam": lam, "covariance": covariance,
                "split_size": split_size, "block_size": block_size}
     problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, options,
-                                   data_name, rng, strata, blocks)
+                                   data_name, rng, strata, blocks, axis, nan_policy)
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
     eng = resolve_engine(stat.default_engine if engine is None else engine,

@@ -203,7 +203,7 @@ def test_summary_lists_the_members_and_the_threshold():
     res = kmtests.aggregated_two_sample_test(x, y, bandwidths=3, n_resamples=199, rng=0)
     text = str(res.summary())
     assert "Members" in text and f"u = {res.threshold:.4g}" in text
-    assert "Bandwidth:" in text and "Combination:" in text
+    assert "bandwidth:" in text and "combination: mmdagg" in text
     assert max(len(line) for line in text.splitlines()) <= 80
     for i, m in enumerate(res.members):   # one row per member: number, bandwidth, p-value
         row = next(line for line in text.splitlines() if line.startswith(f"{i + 1} "))

@@ -188,7 +188,7 @@ def test_aggregated_independence(files, capsys):
         x[:, :1], x[:, 1:], bandwidths_x=3, bandwidths_y=[0.5, 2.0], kernel_y="laplacian",
         method="fuse", rng=4, n_resamples=49)
     assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
-    assert d["test"].startswith("Aggregated kernel independence test")
+    assert d["test"] == "Kernel independence test (HSIC-FUSE)"
     d = _json(capsys, "aggregated", "independence", tmp / "a.csv", "--x", "u", "--y", "v",
               "--bandwidths-x", "2", "--bandwidths-y", "2", "--engine", "rff",
               "--n-features", "16", "--seed", 4, "--n-resamples", 49)

@@ -253,7 +253,7 @@ def test_each_variable_gets_its_own_regression():
     x = np.sin(6 * z) + 0.1 * gen.normal(size=300)
     y = z + 0.3 * gen.normal(size=300)
     res = ci(x, y, z, augment=False)
-    assert res.params["x"]["bandwidth z"] < res.params["y"]["bandwidth z"]
+    assert res.params["x"]["bandwidth_z"] < res.params["y"]["bandwidth_z"]
     assert res.params["x"]["df"] > res.params["y"]["df"]
 
 
@@ -463,10 +463,11 @@ def test_report_names_the_regression_and_the_null():
     x, y, z = _data(16, 80)
     res = ci(x, y, z)
     line = " ".join(str(res).split())
-    assert "Kernel conditional independence test (KCI), kernel ridge regression on z, " \
-           "tuned by gcv, gamma approximation to the null, asymptotic moments" in line
+    assert "Kernel conditional independence test (KCI): KCI (V-statistic of the regression " \
+           "residuals), kernel ridge regression on z, tuned by gcv, exact engine, gamma " \
+           "approximation to the null, asymptotic moments" in line
     text = res.summary().as_text()
-    for key in ("Regression: tikhonov", "Criterion: gcv", "lam (x)", "lam (y)",
-                "bandwidth z (x)", "Moments: asymptotic"):
+    for key in ("filter: tikhonov", "criterion: gcv", "lam_x", "lam_y",
+                "bandwidth_z_x", "moments: asymptotic"):
         assert key in text
     assert res.to_dict()["details"]["regression"]["x"]["lam"] == res.params["x"]["lam"]

@@ -314,20 +314,21 @@ def test_report_names_the_level(rng):
     gam = joint_independence_test(x, y, z, method="gamma")
     assert isinstance(gam.method, JointGammaMethod)
     text = str(perm)
-    assert "Joint independence test (dHSIC), permutation p-value (based on 99 random " \
-           "permutations), exact level" in " ".join(text.split())
+    assert "Joint independence test (dHSIC): dHSIC of 3 variables (V-statistic), exact " \
+           "engine, permutation p-value (based on 99 random permutations), exact level" in \
+        " ".join(text.split())
     assert "data:  x1, x2 and x3" in text and "dHSIC = " in text
     assert "approximate" in str(boot) and "approximate p-value" in str(gam)
     for res, level in ((perm, "exact"), (boot, "approximate"), (gam, "approximate")):
         summary = str(res.summary())
-        assert f"Level: {level}" in summary
-        assert "Estimator" not in summary
+        assert f"level: {level}" in summary
+        assert "estimator" not in summary and "estimator" not in res.summary_frame()
         assert all(len(line) <= 78 for line in summary.splitlines())
         frame = res.summary_frame()
         assert frame.loc["dHSIC", "level"] == level and frame.loc["dHSIC", "d"] == 3
         assert res.to_dict()["level"] == level
         assert set(res.bandwidths) == {"x1", "x2", "x3"}
-    assert "Gamma shape" in str(gam.summary())
+    assert "gamma_shape" in str(gam.summary())
     assert boot.conf_int()[0] <= boot.pvalue <= boot.conf_int()[1]
     with pytest.raises(NotImplementedError):
         gam.conf_int()

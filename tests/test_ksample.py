@@ -117,7 +117,9 @@ def test_gamma_is_fitted_to_the_permutation_moments():
     assert gam.details["permutation_var"] == pytest.approx(null.var(), rel=0.1)
     assert abs(gam.pvalue - perm.pvalue) < 0.05
     with pytest.raises(ValueError, match="approximates the null of the biased"):
-        kmtests.k_sample_test(*s, method="gamma")
+        kmtests.k_sample_test(*s, method="gamma", statistic="unbiased")
+    own = kmtests.k_sample_test(*s, method="gamma")  # the gamma's own statistic: kMMD^2_b
+    assert (own.statistic, own.pvalue) == (gam.statistic, gam.pvalue)
 
 
 def test_pairwise_holm():

@@ -181,18 +181,18 @@ def test_summary_says_engine_statistic_and_blocks():
     res = two_sample_test(x, y, engine="block")
     text = str(res.summary())
     flat = " ".join(text.split())
-    assert "Engine: streamed" in text and "Block size: 44" in text and "Blocks: 45" in text
-    assert "MMD^2_block" in text and "B-test" in text and "t (K - 1 df)" in text
+    assert "engine: streamed" in text and "block_size: 44" in text and "n_blocks: 45" in text
+    assert "MMD^2_block" in text and "B-test" in text and "method: normal (t, K - 1 df)" in text
     assert "Lower power than the quadratic-time test" in flat
-    assert "Resamples" not in text and "MC low" not in text
+    assert "n_resamples" not in text and "MC low" not in text
     assert "The last 23 point(s) of each sample are not used" in flat
-    assert "(streamed engine)" in res.method_line and "45 blocks of 44" in res.method_line
+    assert "streamed engine" in res.method_line and "45 blocks of 44" in res.method_line
     assert all(len(line) <= 80 for line in str(res).splitlines())
     assert all(len(line) <= 78 for line in text.splitlines())
     lin = two_sample_test(x, y, engine="linear")
     text = str(lin.summary())
-    assert "Engine: streamed" in text and "Pairs: 1001" in text and "MMD^2_l" in text
-    assert "(streamed engine)" in lin.method_line and "1001 pairs" in lin.method_line
+    assert "engine: streamed" in text and "n_pairs: 1001" in text and "MMD^2_l" in text
+    assert "streamed engine" in lin.method_line and "1001 pairs" in lin.method_line
 
 
 # -- errors -----------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def test_table_power_and_interval():
         assert r["ci_low"] == pytest.approx(lo, abs=1e-12)
     assert (t[t["alpha"] == 0.1]["power"].to_numpy() >= t5["power"].to_numpy()).all()
     text = str(res.summary())
-    assert "Power study: mean_shift (alpha = 0.05)" in text and "Estimator: kme" in text
+    assert "Power study: mean_shift (alpha = 0.05)" in text and "estimator: kme" in text
 
 
 def test_level_at_zero_effect():
@@ -130,7 +130,7 @@ def test_summary_columns_are_aligned_and_fit_80_columns():
     assert max(len(line) for line in text.splitlines()) <= 80
     blocks = _table_blocks(text)
     assert len(blocks) == 4  # the settings, then one table per estimator
-    assert "Scenario:" in blocks[0][0] and "Resamples:" in "".join(blocks[0])
+    assert "scenario:" in blocks[0][0] and "n_resamples:" in "".join(blocks[0])
     for est, block in zip(["kme", "skmse", "kme_copy"], blocks[1:]):
         header, *rows = block
         assert header.split() == ["n", "effect", "reps", "rejected", "power", "ci_low",
@@ -139,7 +139,7 @@ def test_summary_columns_are_aligned_and_fit_80_columns():
         ends = [m.end() for m in re.finditer(r"\S+", header)]
         for row in rows:  # every column right-aligned under its header
             assert [m.end() for m in re.finditer(r"\S+", row)] == ends, (header, row)
-        assert f"Estimator: {est}" in text
+        assert f"estimator: {est}" in text
     row = blocks[1][1].split()
     t = res.table()
     first = t[(t["estimator"] == "kme") & (t["alpha"] == 0.05)].iloc[0]
@@ -161,7 +161,7 @@ def test_summary_of_long_names_fits_80_columns():
     assert max(len(line) for line in text.splitlines()) <= 80
     flat = " ".join(text.split())  # the notes are wrapped
     assert "Scenario linear_with_a_rather_long_custom_name: x ~ N(0, 1)" in flat
-    assert label in flat.replace(" ", "") and "Estimator: kme_configured_" in text
+    assert label in flat.replace(" ", "") and "estimator: kme_configured_" in text
 
 
 def test_plot(tmp_path):

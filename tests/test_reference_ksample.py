@@ -403,5 +403,11 @@ def test_gamma_refusal_names_the_k_sample_statistic():
     """It read 'the biased KME statistic statistic (V-form)' (the k-sample kind was missing
     from the refusal's name table)."""
     xs = draw(CASES[2])
-    with pytest.raises(ValueError, match="biased KME statistic kMMD\\^2_b; use"):
-        kmtests.k_sample_test(*xs, method="gamma")  # default U-form: refused
+    with pytest.raises(ValueError, match="biased KME statistic kMMD\\^2_b; the test computes "
+                       "kMMD\\^2_u: use statistic='biased'"):
+        kmtests.k_sample_test(*xs, method="gamma", statistic="unbiased")  # U-form: refused
+    # statistic=None with the gamma: the method's own statistic, kMMD^2_b
+    res = kmtests.k_sample_test(*xs, method="gamma")
+    assert res.statistic_name == "kMMD^2_b"
+    assert res.statistic == kmtests.k_sample_test(*xs, method="gamma",
+                                                  statistic="biased").statistic

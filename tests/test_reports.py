@@ -59,8 +59,10 @@ def check_report(res) -> tuple[str, str]:
     assert len({c[0] for c in cols}) == 1, "\n".join(settings)       # left separators
     assert len({c[1] for c in cols if c[1] is not None}) <= 1, "\n".join(settings)
     # the key fields
-    assert re.search(rf"^ *Estimator: {res.estimator.name}\b", summ, re.M)
-    assert re.search(r"^ *Null: (permutation|exact permutation|gamma \(approx\.\))", summ, re.M)
+    assert re.search(rf"^ *estimator: {res.estimator.name}\b", summ, re.M)
+    assert re.search(rf"(^ *| )engine: {res.engine}\b", summ, re.M)
+    assert re.search(r"^ *method: (permutation|permutation \(exact\)|gamma \(approx\.\))( |$)",
+                     summ, re.M)
     assert re.search(rf"^{re.escape(res.statistic_name)} ", summ, re.M)   # result table stub
     assert "Notes:\n[1] Alternative hypothesis: " in summ
     stat_line = f"{res.statistic_name} = "
@@ -80,7 +82,7 @@ def _param_checks(res, summ: str) -> None:
     params = {r: p for r, p in res.params.items() if p}
     if "x" in params and "y" in params:
         for k in params["x"]:
-            assert any(re.match(rf"^ *{re.escape(k)} \(x\): .* {re.escape(k)} \(y\): ", line)
+            assert any(re.match(rf"^ *{re.escape(k)}_x: .* {re.escape(k)}_y: ", line)
                        for line in settings), (k, summ)
     for role in set(params) - {"x", "y"}:
         for k in params[role]:
@@ -116,19 +118,19 @@ def test_report_grid(data, est, test, tuning, d):
     assert "95 percent Monte Carlo interval of the p-value: [" in text
     settings = _settings(summ)
     if test == "independence":
-        i = next(i for i, line in enumerate(settings) if "Kernel (x):" in line)
-        assert re.match(r"^ *Kernel \(x\): .+ Kernel \(y\): ", settings[i])
-        assert re.match(r"^ *Bandwidth \(x\): .+ Bandwidth \(y\): ", settings[i + 1])
+        i = next(i for i, line in enumerate(settings) if "kernel_x:" in line)
+        assert re.match(r"^ *kernel_x: .+ kernel_y: ", settings[i])
+        assert re.match(r"^ *bandwidth_x: .+ bandwidth_y: ", settings[i + 1])
     else:
-        assert any(re.match(r"^ *Kernel: Gaussian", line) for line in settings)
-        assert any(re.match(r"^ *Bandwidth: \S+ \(median\)$", line) for line in settings)
+        assert any(re.match(r"^ *kernel: Gaussian", line) for line in settings)
+        assert any(re.match(r"^ *bandwidth: \S+ \(median\)$", line) for line in settings)
     if est != "kme":
-        assert re.search(rf"^ *Estimator: {est} +Tuning: {res.tuning}$", summ, re.M)
+        assert re.search(rf"^ *estimator: {est} +tuning: {res.tuning}$", summ, re.M)
     if res.kernel_notes:
         assert "(marg" in "\n".join(settings)
         assert "is marginalized by the estimator: the test uses" in summ
     if est == "mmkme":  # 30 per-coordinate variances, summarised
-        assert re.search(r"diag(?: \([xy]\))?: 30 (values )?in \[", summ)
+        assert re.search(r"diag(?:_[xy])?: 30 (values )?in \[", summ)
         assert "Lists are summarised in the table" in summ
 
 
@@ -139,8 +141,8 @@ def test_report_gamma_and_exact(data, test):
     kw = {"statistic": "biased"} if test == "two_sample" else {}
     res = _run(fn, x, y, method="gamma", **kw)
     text, summ = check_report(res)
-    assert re.search(r"^ *Null: gamma \(approx\.\) +Moments: permutation$", summ, re.M)
-    assert re.search(r"^ *Gamma shape: \S+ +Gamma scale: \S+$", summ, re.M)
+    assert re.search(r"^ *method: gamma \(approx\.\) +moments: permutation$", summ, re.M)
+    assert re.search(r"^ *gamma_shape: \S+ +gamma_scale: \S+$", summ, re.M)
     assert "MC low" not in summ and "Monte Carlo interval" not in text
     assert text.rstrip().endswith("note: approximate p-value (gamma approximation to the null)")
 
@@ -148,8 +150,8 @@ def test_report_gamma_and_exact(data, test):
     assert small.exact
     text, summ = check_report(small)
     n = small.n_resamples
-    assert re.search(rf"^ *Null: exact permutation +Arrangements: {n}$", summ, re.M)
-    assert "Seed:" not in summ and "MC low" not in summ
+    assert re.search(rf"^ *method: permutation \(exact\) +n_resamples: {n} \(all\)$", summ, re.M)
+    assert "seed:" not in summ and "MC low" not in summ
     assert f"exact permutation p-value (all {n} arrangements)" in text.replace("\n\t", " ")
     assert "95 percent Monte Carlo interval" not in text
 
@@ -173,10 +175,10 @@ def test_report_kernels(data, name, est):
     res = _run(kmtests.two_sample_test, x, y, estimator=est, n_resamples=19, rng=1, **kw)
     _, summ = check_report(res)
     settings = _settings(summ)
-    kern = next(line for line in settings if re.match(r"^ *Kernel: ", line))
+    kern = next(line for line in settings if re.match(r"^ *kernel: ", line))
     label = {"ard": "ARD Gaussian", "fixed": "Gaussian", "callable": "user callable"}
     assert kern.split(": ", 1)[1].startswith(label.get(name, name.capitalize()))
-    bw = [line for line in settings if re.match(r"^ *Bandwidth: ", line)]
+    bw = [line for line in settings if re.match(r"^ *bandwidth: ", line)]
     if name in ("laplacian", "ard"):
         assert bw and bw[0].endswith("(median)")
     elif name == "fixed":
@@ -184,15 +186,15 @@ def test_report_kernels(data, name, est):
     else:
         assert not bw
     if name == "ard":  # 30 bandwidths, summarised
-        assert re.search(r"Bandwidth: 30 values in \[\S+, \S+\] \(median\)", summ)
+        assert re.search(r"bandwidth: 30 values in \[\S+, \S+\] \(median\)", summ)
     ind = _run(kmtests.independence_test, x, y[:, :2], kernel_x=kw["kernel"],
                estimator=est, n_resamples=19, rng=1)
     _, isumm = check_report(ind)
     if name == "polynomial":  # the whole description fits one column, not a half
-        assert kern.endswith("Kernel: Polynomial (degree = 2, coef0 = 1)")
-        assert re.search(r"^ *Kernel \(x\): Polynomial \(\.\.\.\) +Kernel \(y\): Gaussian$",
+        assert kern.endswith("kernel: Polynomial (degree = 2, coef0 = 1)")
+        assert re.search(r"^ *kernel_x: Polynomial \(\.\.\.\) +kernel_y: Gaussian$",
                          isumm, re.M)
-        assert "In full: Kernel (x): Polynomial (degree = 2, coef0 = 1)." in isumm
+        assert "In full: kernel_x: Polynomial (degree = 2, coef0 = 1)." in isumm
 
 
 def test_report_precomputed():
@@ -201,12 +203,12 @@ def test_report_precomputed():
     K = np.exp(-0.5 * ((z[:, None, :] - z[None, :, :]) ** 2).sum(-1))
     res = kmtests.two_sample_test(K, 10, kernel="precomputed", n_resamples=19, rng=1)
     _, summ = check_report(res)
-    assert re.search(r"^ *Kernel: Precomputed$", summ, re.M)
-    assert "Bandwidth" not in summ
+    assert re.search(r"^ *kernel: Precomputed$", summ, re.M)
+    assert "bandwidth" not in summ
     ind = kmtests.independence_test(K, z[:, 0], kernel_x="precomputed", n_resamples=19, rng=1)
     _, summ = check_report(ind)
-    assert re.search(r"^ *Kernel \(x\): Precomputed +Kernel \(y\): Gaussian$", summ, re.M)
-    assert re.search(r"^ *Bandwidth \(x\): - +Bandwidth \(y\): \S+ \(median\)$", summ, re.M)
+    assert re.search(r"^ *kernel_x: Precomputed +kernel_y: Gaussian$", summ, re.M)
+    assert re.search(r"^ *bandwidth_x: - +bandwidth_y: \S+ \(median\)$", summ, re.M)
 
 
 def test_report_given_estimator_parameter(data):
@@ -237,17 +239,19 @@ def test_settings_pairs_sit_on_one_line(rng):
     x, y = rng.normal(size=(25, 2)), rng.normal(size=(30, 2))
     res = kmtests.two_sample_test(x, y, estimator="skmse", n_resamples=19, rng=1)
     settings = _settings(str(res.summary()))
-    assert re.fullmatch(r" *Estimator: skmse +Tuning: permutation", settings[0])
-    assert re.fullmatch(r" *n_x: 25 +n_y: 30", settings[1])
-    assert re.fullmatch(r" *Kernel: Gaussian", settings[2])
-    assert re.fullmatch(r" *Bandwidth: \S+ \(median\)", settings[3])
-    assert re.fullmatch(r" *shrinkage \(x\): \S+ +shrinkage \(y\): \S+", settings[4])
-    assert re.fullmatch(r" *loocv \(x\): \S+ +loocv \(y\): \S+", settings[5])
-    assert re.fullmatch(r" *Null: permutation +Resamples: 19", settings[6])
-    assert re.fullmatch(r" *Seed: 1", settings[7])
+    assert re.fullmatch(r" *estimator: skmse +tuning: permutation", settings[0])
+    assert re.fullmatch(r" *engine: exact", settings[1])
+    assert re.fullmatch(r" *n_x: 25 +n_y: 30", settings[2])
+    assert re.fullmatch(r" *kernel: Gaussian", settings[3])
+    assert re.fullmatch(r" *bandwidth: \S+ \(median\)", settings[4])
+    assert re.fullmatch(r" *shrinkage_x: \S+ +shrinkage_y: \S+", settings[5])
+    assert re.fullmatch(r" *loocv_x: \S+ +loocv_y: \S+", settings[6])
+    assert re.fullmatch(r" *method: permutation +n_resamples: 19", settings[7])
+    assert re.fullmatch(r" *seed: 1", settings[8])
+    assert len(settings) == 9
     # the separators of each column at one position; the right column starts mid-table
-    assert {_colons(line)[0] for line in settings} == {len("shrinkage (x):") - 1}
-    assert {_colons(line)[1] for line in settings} - {None} == {39 + len("shrinkage (y):") - 1}
+    assert {_colons(line)[0] for line in settings} == {len("shrinkage_x:") - 1}
+    assert {_colons(line)[1] for line in settings} - {None} == {39 + len("n_resamples:") - 1}
 
 
 def test_independence_pandas_names(rng):
@@ -256,8 +260,8 @@ def test_independence_pandas_names(rng):
                                     n_resamples=19, rng=1)
     text, summ = check_report(res)
     assert "\ndata:  temp and y[pres, hum]\n" in text
-    assert re.search(r"^ *Data: temp and y\[pres, hum\]$", summ, re.M)
-    assert re.search(r"^ *Estimator: fkmse +Tuning: permutation$", summ, re.M)
+    assert re.search(r"^ *data_name: temp and y\[pres, hum\]$", summ, re.M)
+    assert re.search(r"^ *estimator: fkmse +tuning: permutation$", summ, re.M)
     assert re.search(r"^ *lam: \S+$", summ, re.M)   # the observed data's: one column
     assert "Estimator parameters: those chosen on the observed data" in summ
     # two-sample: DataFrames name their columns, a Series its name
@@ -265,10 +269,10 @@ def test_independence_pandas_names(rng):
                                   n_resamples=19, rng=1)
     text, summ = check_report(two)
     assert "\ndata:  x[temp, pres] and y[temp, pres]\n" in text
-    assert re.search(r"^ *Data: x\[temp, pres\] and y\[temp, pres\]$", summ, re.M)
+    assert re.search(r"^ *data_name: x\[temp, pres\] and y\[temp, pres\]$", summ, re.M)
     # numpy inputs: nothing to add
     plain = kmtests.two_sample_test(df.to_numpy(), df.to_numpy() + 1, n_resamples=19, rng=1)
-    assert "Data:" not in str(plain.summary()) and "data:  x and y" in str(plain)
+    assert "data_name:" not in str(plain.summary()) and "data:  x and y" in str(plain)
 
 
 def test_long_names_are_cut_with_a_note(rng):
@@ -279,14 +283,14 @@ def test_long_names_are_cut_with_a_note(rng):
     name = "x[a_rather_long_column_name_0] and y[a_rather_long_column_name_1, " \
            "a_rather_long_column_name_2]"
     assert res.data_name == name
-    line = next(line for line in summ.splitlines() if re.match(r"^ *Data: ", line))
+    line = next(line for line in summ.splitlines() if re.match(r"^ *data_name: ", line))
     assert line.endswith("...") and len(line) == TABLE
-    assert name.startswith(line.split("Data: ")[1][:-3])
-    assert f"In full: Data: {name}." in summ.replace("\n    ", " ")
+    assert name.startswith(line.split("data_name: ")[1][:-3])
+    assert f"In full: data_name: {name}." in summ.replace("\n    ", " ")
     assert "data:  x[a_rather_long_column_name_0] and y[a_rather_long_column_name_1,\n" \
            "       a_rather_long_column_name_2]" in text
     other = dataclasses.replace(res, data_name="the wine data")
-    assert re.search(r"^ *Data: the wine data$", str(other.summary()), re.M)
+    assert re.search(r"^ *data_name: the wine data$", str(other.summary()), re.M)
 
 
 def test_gamma_pvalue_below_machine_precision(rng):
@@ -354,9 +358,9 @@ def test_method_line_wraps_like_r(rng):
     res = kmtests.two_sample_test(x, y, estimator="iterated_tikhonov", n_resamples=19, rng=1)
     lines = str(res).splitlines()
     assert lines[0] == ""
-    assert lines[1] == "\tKernel two-sample test (MMD), Iterated Tikhonov spectral shrinkage"
-    assert lines[2] == "\t(LOOCV) estimator, permutation p-value (based on 19 random"
-    assert lines[3] == "\tpermutations)"
+    assert lines[1] == "\tKernel two-sample test (MMD): MMD^2_b[iterated_tikhonov]"
+    assert lines[2] == "\t(V-statistic), Iterated Tikhonov spectral shrinkage (LOOCV) estimator,"
+    assert lines[3] == "\texact engine, permutation p-value (based on 19 random permutations)"
     assert lines[4] == ""
 
 
@@ -372,10 +376,10 @@ def test_html_is_well_formed_and_escaped(rng):
     assert tables[0].find("caption").text == "Kernel two-sample test (MMD)"
     rows = [[(c.text or "").strip() for c in tr] for tr in tables[0].iter("tr")]
     assert all(len(r) == 4 for r in rows)                  # one table, 4 columns
-    assert ["Data:", "<a> and b&c", "", ""] in rows
-    assert ["Kernel:", "Gaussian", "", ""] in rows
-    assert ["Null:", "gamma (approx.)", "Moments:", "permutation"] in rows
-    assert ["Gamma shape:", f"{res.details['gamma_shape']:.4g}", "Gamma scale:",
+    assert ["data_name:", "<a> and b&c", "", ""] in rows
+    assert ["kernel:", "Gaussian", "", ""] in rows
+    assert ["method:", "gamma (approx.)", "moments:", "permutation"] in rows
+    assert ["gamma_shape:", f"{res.details['gamma_shape']:.4g}", "gamma_scale:",
             f"{res.details['gamma_scale']:.4g}"] in rows
     cells = [(c.text or "").strip() for c in tables[1].iter("td")]
     assert cells[-1] == "< 2.2e-16"
@@ -416,7 +420,7 @@ def test_power_summary_rows_aligned():
                         for r in range(10)])
     text = str(PowerCurveResult(raw=raw, alpha=(0.05,), n_resamples=99).summary())
     rows = [line for line in text.splitlines() if re.match(r"\s+\d+\s+0\.5\s", line)]
-    assert len(rows) == 4 and "Estimator: tsvd_with_a_long_label" in text
+    assert len(rows) == 4 and "estimator: tsvd_with_a_long_label" in text
     assert len({len(line) for line in rows}) == 1, text
     assert len({re.search(r"\d\.\d{3}", line).start() for line in rows}) == 1, text
 

@@ -18,7 +18,9 @@ def res2(rng):
 def test_htest_block(res2):
     text = str(res2)
     lines = text.splitlines()
-    assert lines[0] == "" and lines[1].startswith("\tKernel two-sample test (MMD), KME")
+    assert lines[0] == ""
+    assert lines[1] == "\tKernel two-sample test (MMD): MMD^2_u (U-statistic), KME (empirical)"
+    assert lines[2] == "\testimator, exact engine, permutation p-value (based on 999 random"
     assert "data:  x and y" in lines
     stat_line = next(line for line in lines if line.startswith("MMD^2_u = "))
     assert f"p-value = {res2.pvalue:.4g}" in stat_line
@@ -30,7 +32,8 @@ def test_summary_text_and_html(res2):
     s = res2.summary()
     text = str(s)
     assert "Kernel two-sample test (MMD)" in text
-    for key in ("Estimator:", "Kernel:", "Bandwidth:", "n_x:", "n_y:", "Resamples:", "Seed:"):
+    for key in ("estimator:", "engine:", "kernel:", "bandwidth:", "n_x:", "n_y:", "method:",
+                "n_resamples:", "seed:"):
         assert key in text
     assert f"{res2.bandwidths['kernel']:.4g}" in text
     assert "p 95% MC low" in text and "p 95% MC high" in text
@@ -57,6 +60,8 @@ def test_summary_frame(res2):
     assert row["statistic"] == res2.statistic and row["pvalue"] == res2.pvalue
     assert row["n_x"] == 30 and row["n_y"] == 25 and row["n_resamples"] == 999
     assert row["pvalue_lower"] <= row["pvalue"] <= row["pvalue_upper"] + 1e-3
+    assert (row["test"], row["method"], row["estimator"], row["engine"]) == (
+        "Kernel two-sample test (MMD)", "permutation", "kme", "exact")
 
 
 def test_frozen_and_json(res2):
@@ -77,7 +82,7 @@ def test_independence_report_and_exact(rng):
     text = str(res)
     assert "exact permutation p-value (all 720 arrangements)" in text.replace("\n\t", " ")
     assert "HSIC_b = " in text and "alternative hypothesis: x and y are dependent" in text
-    assert "Bandwidth (x):" in str(res.summary())
+    assert "bandwidth_x:" in str(res.summary())
 
 
 def test_gamma_report(rng):
@@ -85,7 +90,7 @@ def test_gamma_report(rng):
     res = kmtests.independence_test(x, y, method="gamma")
     assert res.null_distribution is None and res.n_resamples is None
     assert "gamma approximation" in str(res).replace("\n\t", " ")
-    assert "gamma (approx.)" in str(res.summary())
+    assert "method: gamma (approx.)" in str(res.summary())
     with pytest.raises(NotImplementedError):
         res.conf_int()
     assert np.isnan(res.summary_frame().iloc[0]["pvalue_lower"])

@@ -168,7 +168,10 @@ def test_precomputed_validation(rng):
 def test_gamma_restrictions(xy):
     x, y = xy
     with pytest.raises(ValueError, match="method='gamma' approximates the null of the biased"):
-        kmtests.two_sample_test(x, y, method="gamma")  # default statistic is unbiased
+        kmtests.two_sample_test(x, y, method="gamma", statistic="unbiased")
+    with pytest.raises(ValueError, match="the test computes MMD\\^2_b\\[skmse\\]: use "
+                       "estimator='kme', or"):
+        kmtests.two_sample_test(x, y, method="gamma", estimator="skmse")
     with pytest.raises(ValueError, match="method='gamma' approximates the null of the biased "
                        "KME statistic HSIC_b"):
         kmtests.independence_test(x, x, method="gamma", statistic="unbiased")

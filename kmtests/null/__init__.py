@@ -66,13 +66,28 @@ from .wild import WildBootstrap as WildBootstrap
 
 __all__ = ["BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
            "METHODS", "NormalMethod", "NullMethod", "PermutationMethod", "WeightedChiSquare",
-           "WildBootstrap", "check_n_jobs", "resolve_method"]
+           "WildBootstrap", "check_n_jobs", "method_statistic", "resolve_method"]
 
 #: the null methods by name
 METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma": GammaMethod,
                                         "normal": NormalMethod, "wild": WildBootstrap,
                                         "chi2": WeightedChiSquare,
                                         "bootstrap": BootstrapMethod}
+
+
+def method_statistic(method: Any, kind: str) -> str | None:
+    """The statistic `method` (a name or a method object) approximates the null of in a
+    test of `kind` (``NullMethod.own_statistic``): what ``statistic=None`` stands for when
+    a method is named, e.g. the biased statistic for ``method="gamma"``. None: the test's
+    default statistic (the method has none of its own, or `method` is not a method; the
+    method's own checks then speak)."""
+    if isinstance(method, NullMethod):
+        cls: Any = type(method)
+    elif isinstance(method, str) and method.lower() in METHODS:
+        cls = METHODS[method.lower()]
+    else:
+        return None
+    return cls.own_statistic.get(kind)
 
 
 def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,

@@ -83,6 +83,9 @@ class NullMethod(abc.ABC):
     needs: ClassVar[str] = "values"
     #: the keyword options of the tests it takes (the others are an error)
     test_options: ClassVar[tuple[str, ...]] = ()
+    #: the statistic it approximates the null of, by problem kind: what a test computes
+    #: when the method is named and the statistic is not (``statistic=None``)
+    own_statistic: ClassVar[Mapping[str, str]] = {}
 
     @property
     def source_of_randomness(self) -> Any:

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._summary import Annotated
 from ._base import NullOutcome, ResultLike, RunContext
 from .permutation import (ResamplingMethod)
 
@@ -91,8 +92,9 @@ class BootstrapMethod(ResamplingMethod):
                 "approximate)")
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
-        return [("Null", "bootstrap (approx.)"), ("Resamples", res.n_resamples),
-                ("Seed", "-" if res.seed is None else res.seed)]
+        return [("method", Annotated("bootstrap", "(approx.)")),
+                ("n_resamples", res.n_resamples),
+                ("seed", "-" if res.seed is None else res.seed)]
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:
         return ["Bootstrap null (Pfister et al., 2018): every variable but the first "

@@ -25,10 +25,11 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .._summary import Annotated
 from .._validation import check_rng
 from ._base import NullOutcome, ResultLike, RunContext
 from .permutation import ResamplingMethod, check_finite_statistic, pvalue_upper
@@ -85,6 +86,7 @@ class WeightedChiSquare(ResamplingMethod):
 
     name: ClassVar[str] = "chi2"
     needs: ClassVar[str] = "kernel_form"
+    own_statistic: ClassVar[Mapping[str, str]] = {"independence": "biased"}
 
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
@@ -125,9 +127,9 @@ class WeightedChiSquare(ResamplingMethod):
                 "approximate p-value)")
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
-        return [("Null", "weighted chi-square (approx.)"), ("Draws", res.n_resamples),
-                ("Terms", res.details.get("chi2_terms", "-")),
-                ("Seed", "-" if res.seed is None else res.seed)]
+        return [("method", Annotated("chi2", "(approx.)")), ("n_resamples", res.n_resamples),
+                ("chi2_terms", res.details.get("chi2_terms", "-")),
+                ("seed", "-" if res.seed is None else res.seed)]
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:
         return ["Weighted chi-square approximation to the asymptotic null (the eigenvalues "

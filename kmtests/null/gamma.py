@@ -49,11 +49,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .._gram import CentredGram
+from .._summary import Annotated
 from ._base import NullMethod, NullOutcome, ResultLike, RunContext
 
 __all__ = ["GammaMethod", "hsic_gamma", "kci_gamma", "mmd_gamma", "permutation_moments"]
@@ -242,6 +243,8 @@ class GammaMethod(NullMethod):
 
     name: ClassVar[str] = "gamma"
     needs: ClassVar[str] = "kernel_form"
+    own_statistic: ClassVar[Mapping[str, str]] = {
+        "two_sample": "biased", "independence": "biased", "k_sample": "biased"}
 
     def __post_init__(self) -> None:
         if self.moments not in ("permutation", "asymptotic"):
@@ -261,8 +264,10 @@ class GammaMethod(NullMethod):
         if form.unbiased or not form.kme:
             base = {"mmd": "MMD^2_b", "hsic": "HSIC_b", "kway": "kMMD^2_b"}.get(
                 form.kind, "(V-form)")
+            fix = ("estimator='kme'" if not form.unbiased
+                   else "statistic='biased' with estimator='kme'")
             raise ValueError(f"method='gamma' approximates the null of the biased KME "
-                             f"statistic {base}; use statistic='biased' with estimator='kme', "
+                             f"statistic {base}; the test computes {form.name}: use {fix}, "
                              "or method='permutation'.")
         if form.kind == "hsic" and problem.n < 6:
             raise ValueError(f"method='gamma' needs at least 6 observations; got {problem.n}.")
@@ -302,11 +307,11 @@ class GammaMethod(NullMethod):
                 "p-value)")
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
-        rows: list[tuple[str, Any]] = [("Null", "gamma (approx.)"),
-                                       ("Moments", self._which(res))]
+        rows: list[tuple[str, Any]] = [("method", Annotated("gamma", "(approx.)")),
+                                       ("moments", self._which(res))]
         if "gamma_shape" in res.details:
-            rows += [("Gamma shape", float(res.details["gamma_shape"])),
-                     ("Gamma scale", float(res.details["gamma_scale"]))]
+            rows += [("gamma_shape", float(res.details["gamma_shape"])),
+                     ("gamma_scale", float(res.details["gamma_scale"]))]
         return rows
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:

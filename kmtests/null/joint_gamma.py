@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
+from .._summary import Annotated
 from ._base import NullMethod, NullOutcome, ResultLike, RunContext
 from .gamma import _gamma_sf
 
@@ -126,10 +127,11 @@ class JointGammaMethod(NullMethod):
         return "gamma approximation to the null, asymptotic moments (approximate p-value)"
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
-        rows: list[tuple[str, Any]] = [("Null", "gamma (approx.)"), ("Moments", "asymptotic")]
+        rows: list[tuple[str, Any]] = [("method", Annotated("gamma", "(approx.)")),
+                                       ("moments", "asymptotic")]
         if "gamma_shape" in res.details:
-            rows += [("Gamma shape", float(res.details["gamma_shape"])),
-                     ("Gamma scale", float(res.details["gamma_scale"]))]
+            rows += [("gamma_shape", float(res.details["gamma_shape"])),
+                     ("gamma_scale", float(res.details["gamma_scale"]))]
         return rows
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:

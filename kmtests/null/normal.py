@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._summary import Annotated
 from ._base import NullMethod, NullOutcome, ResultLike, RunContext
 
 __all__ = ["NormalMethod", "normal_pvalue"]
@@ -131,14 +132,15 @@ class NormalMethod(NullMethod):
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
         d = res.details
-        rows: list[tuple[str, Any]] = [("Null", "t (K - 1 df)" if self.reference == "t"
-                                        else "normal (asympt.)")]
+        rows: list[tuple[str, Any]] = [
+            ("method", Annotated("normal", "(t, K - 1 df)" if self.reference == "t"
+                                 else "(asympt.)"))]
         if "block_size" in d:
-            rows += [("Block size", int(d["block_size"])), ("Blocks", int(d["n_blocks"]))]
+            rows += [("block_size", int(d["block_size"])), ("n_blocks", int(d["n_blocks"]))]
         elif "n_pairs" in d:
-            rows += [("Pairs", int(d["n_pairs"]))]
+            rows += [("n_pairs", int(d["n_pairs"]))]
         if "se" in d:
-            rows += [("Std. error", float(d["se"])), ("z = T / se", float(d["z"]))]
+            rows += [("se", float(d["se"])), ("z", Annotated(float(d["z"]), "(T / se)"))]
         return rows
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:

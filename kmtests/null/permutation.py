@@ -25,6 +25,7 @@ from typing import Any, Callable, ClassVar, Iterator
 
 import numpy as np
 
+from .._summary import Annotated
 from .._typing import SeedLike
 from .._validation import check_positive_int, check_rng
 from .._warnings import DegenerateStatisticWarning
@@ -421,11 +422,12 @@ class PermutationMethod(ResamplingMethod):
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
         within = _restricted(res)
-        extra = [("Permuted", within)] if within else []
+        extra = [("permutations", within)] if within else []
         if res.exact:
-            return [("Null", "exact permutation"), ("Arrangements", res.n_resamples), *extra]
-        return [("Null", "permutation"), ("Resamples", res.n_resamples), *extra,
-                ("Seed", "-" if res.seed is None else res.seed)]
+            return [("method", Annotated("permutation", "(exact)")),
+                    ("n_resamples", Annotated(res.n_resamples, "(all)")), *extra]
+        return [("method", "permutation"), ("n_resamples", res.n_resamples), *extra,
+                ("seed", "-" if res.seed is None else res.seed)]
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:
         if res.exact:

@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._summary import Annotated
 from .._validation import check_choice
 from ..engines.mmd import quadratic_forms
 from ._base import NullOutcome, ResultLike, RunContext
@@ -232,11 +233,12 @@ class WildBootstrap(ResamplingMethod):
         return f"wild bootstrap p-value ({res.n_resamples} draws, {what}; approximate)"
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
-        rows: list[tuple[str, Any]] = [("Null", "wild bootstrap"), ("Draws", res.n_resamples),
-                                       ("Process", self.process)]
+        rows: list[tuple[str, Any]] = [("method", Annotated("wild", "(approx.)")),
+                                       ("n_resamples", res.n_resamples),
+                                       ("process", self.process)]
         if self.process == "ar":
-            rows.append(("AR length", self.length))
-        rows.append(("Seed", "-" if res.seed is None else res.seed))
+            rows.append(("length", self.length))
+        rows.append(("seed", "-" if res.seed is None else res.seed))
         return rows
 
     def notes(self, res: ResultLike, alpha: float) -> list[str]:

@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import as_sample
-from .data import Variable, _labels, align_index, data_label
+from .conventions import prepare_data
+from .data import Variable, _labels, align_index, data_label, refuse_omitted
 from .schemes import Pairing, Scheme, Within
 
 __all__ = ["ConditionalProblem", "conditional_problem"]
@@ -32,6 +33,8 @@ class ConditionalProblem:
     z: Variable
     data_name: str = "x and y given z"
     _scheme: Scheme | None = field(default=None, repr=False)
+    #: what the input conventions did (observations left out by nan_policy='omit')
+    notes: tuple[str, ...] = ()
     kind: ClassVar[str] = "conditional"
     roles: ClassVar[tuple[str, ...]] = ("x", "y", "z")
     precomputed: ClassVar[bool] = False
@@ -57,14 +60,20 @@ class ConditionalProblem:
 
     def within(self, strata: Any) -> "ConditionalProblem":
         """The problem with y permuted only within strata (one label per observation)."""
+        refuse_omitted(self, "strata")
         return ConditionalProblem(self.x, self.y, self.z, self.data_name,
-                                  Within(_labels(strata, self.n, "observation")))
+                                  Within(_labels(strata, self.n, "observation")), self.notes)
 
 
 def conditional_problem(x: Any, y: Any, z: Any, *, data_name: str | None = None,
-                        min_size: int = 6) -> ConditionalProblem:
+                        min_size: int = 6, axis: Any = 0, nan_policy: Any = "raise"
+                        ) -> ConditionalProblem:
     """Validate three paired variables into a problem (pandas objects paired by index
-    label; a 1-d array is one column)."""
+    label; a 1-d array is one column), with the input conventions `axis` and `nan_policy`
+    (:mod:`kmtests.problems.conventions`: an observation with a missing value in x, y or z
+    is left out as a whole)."""
+    (x, y, z), notes = prepare_data([x, y, z], ["x", "y", "z"], axis=axis,
+                                    nan_policy=nan_policy, paired=True, align=align_index)
     name = data_name or (f"{data_label(x, 'x')} and {data_label(y, 'y')} given "
                          f"{data_label(z, 'z')}")
     y = align_index(x, y)
@@ -77,7 +86,7 @@ def conditional_problem(x: Any, y: Any, z: Any, *, data_name: str | None = None,
     if vx.n < min_size:
         raise ValueError(f"a conditional independence test needs at least {min_size} "
                          f"observations; got {vx.n}.")
-    return ConditionalProblem(vx, vy, vz, name)
+    return ConditionalProblem(vx, vy, vz, name, notes=tuple(notes))
 
 
 def standardized(a: np.ndarray) -> np.ndarray:

@@ -22,10 +22,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import as_sample, check_same_dim
+from .conventions import prepare_data
 from .schemes import Blocks, KWay, Pairing, Scheme, Split, Within
 
 __all__ = ["IndependenceProblem", "KSampleProblem", "TwoSampleProblem", "Variable",
-           "content_key", "data_label", "k_sample_problem",
+           "content_key", "data_label", "k_sample_problem", "refuse_omitted",
            "restricted",
            "independence_problem", "two_sample_problem"]
 
@@ -112,6 +113,8 @@ class TwoSampleProblem:
     n_y: int
     data_name: str = "x and y"
     _scheme: Scheme | None = field(default=None, repr=False)
+    #: what the input conventions did (observations left out by nan_policy='omit')
+    notes: tuple[str, ...] = ()
     kind: ClassVar[str] = "two_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
 
@@ -142,7 +145,7 @@ class TwoSampleProblem:
             raise ValueError("points cannot be held out of a stratified or blocked "
                              "permutation design (covariance='split' with `strata` or "
                              "`blocks`); use covariance='pooled'.")
-        return TwoSampleProblem(z, None, n_x, n_y, self.data_name)
+        return TwoSampleProblem(z, None, n_x, n_y, self.data_name, notes=self.notes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,6 +179,8 @@ class IndependenceProblem:
     kind: ClassVar[str] = "independence"
     roles: ClassVar[tuple[str, ...]] = ("x", "y")
     _scheme: Scheme | None = field(default=None, repr=False)
+    #: what the input conventions did (observations left out by nan_policy='omit')
+    notes: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -200,11 +205,15 @@ class IndependenceProblem:
 
 
 def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
-                       data_name: str | None = None) -> TwoSampleProblem:
-    """Validate two samples (or a pooled Gram matrix and ``n_x``) into a problem."""
+                       data_name: str | None = None, axis: Any = 0,
+                       nan_policy: Any = "raise") -> TwoSampleProblem:
+    """Validate two samples (or a pooled Gram matrix and ``n_x``) into a problem, with the
+    input conventions `axis` and `nan_policy` (:mod:`kmtests.problems.conventions`)."""
     if precomputed:
         from .._gram import check_symmetric
 
+        (x,), _ = prepare_data([x], ["x"], axis=axis, nan_policy=nan_policy, paired=False,
+                               gram=[True])
         K = as_sample(x, "x", min_size=4)
         if K.shape[0] != K.shape[1]:
             raise ValueError("with kernel='precomputed', `x` must be the square pooled Gram "
@@ -219,11 +228,14 @@ def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
             raise ValueError("with kernel='precomputed', each sample must have at least 2 "
                              f"observations; got {n_x} and {n_y}.")
         return TwoSampleProblem(None, K, n_x, n_y, data_name or "x and y")
+    (x, y), notes = prepare_data([x, y], ["x", "y"], axis=axis, nan_policy=nan_policy,
+                                 paired=False)
     name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
     y = align_columns(x, y)
     xa, ya = as_sample(x, "x"), as_sample(y, "y")
     check_same_dim(xa, ya)
-    return TwoSampleProblem(np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0], name)
+    return TwoSampleProblem(np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0], name,
+                            notes=tuple(notes))
 
 
 def _variable(data: Any, name: str, precomputed: bool) -> Variable:
@@ -240,8 +252,14 @@ def _variable(data: Any, name: str, precomputed: bool) -> Variable:
 
 def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
                          precomputed_y: bool = False, data_name: str | None = None,
-                         min_size: int = 2) -> IndependenceProblem:
-    """Validate two paired variables (or their Gram matrices) into a problem."""
+                         min_size: int = 2, axis: Any = 0, nan_policy: Any = "raise"
+                         ) -> IndependenceProblem:
+    """Validate two paired variables (or their Gram matrices) into a problem, with the
+    input conventions `axis` and `nan_policy` (:mod:`kmtests.problems.conventions`: a pair
+    with a missing value is left out as a whole)."""
+    (x, y), notes = prepare_data([x, y], ["x", "y"], axis=axis, nan_policy=nan_policy,
+                                 paired=True, gram=[precomputed_x, precomputed_y],
+                                 align=align_index)
     name = data_name or f"{data_label(x, 'x')} and {data_label(y, 'y')}"
     if not (precomputed_x or precomputed_y):
         y = align_index(x, y)
@@ -252,7 +270,7 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
                          f"data); got {vx.n} and {vy.n}.")
     if vx.n < min_size:
         raise ValueError(f"this statistic needs at least {min_size} observations; got {vx.n}.")
-    return IndependenceProblem(vx, vy, name)
+    return IndependenceProblem(vx, vy, name, notes=tuple(notes))
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,6 +281,8 @@ class KSampleProblem:
     z: np.ndarray
     sizes_: tuple[int, ...]
     data_name: str = "the samples"
+    #: what the input conventions did (observations left out by nan_policy='omit')
+    notes: tuple[str, ...] = ()
     kind: ClassVar[str] = "k_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
     precomputed: ClassVar[bool] = False
@@ -298,15 +318,19 @@ class KSampleProblem:
         return self.z[o[g]:o[g + 1]]
 
 
-def k_sample_problem(samples: tuple[Any, ...], *, data_name: str | None = None
-                     ) -> KSampleProblem:
+def k_sample_problem(samples: tuple[Any, ...], *, data_name: str | None = None,
+                     axis: Any = 0, nan_policy: Any = "raise") -> KSampleProblem:
     """Validate ``k >= 2`` samples (same number of columns; DataFrames matched by column
-    name) into a problem."""
+    name) into a problem, with the input conventions `axis` and `nan_policy`
+    (:mod:`kmtests.problems.conventions`)."""
     if len(samples) == 1 and isinstance(samples[0], (list, tuple)) and len(samples[0]) >= 2 \
             and all(np.ndim(s) >= 1 and not np.isscalar(s) for s in samples[0]):
         raise TypeError("pass the samples as separate arguments: k_sample_test(*samples).")
     if len(samples) < 2:
         raise ValueError(f"a k-sample test needs at least 2 samples; got {len(samples)}.")
+    prepared, notes = prepare_data(list(samples), [f"x{g + 1}" for g in range(len(samples))],
+                                   axis=axis, nan_policy=nan_policy, paired=False)
+    samples = tuple(prepared)
     names = [data_label(s, f"x{g + 1}") for g, s in enumerate(samples)]
     first = samples[0]
     arrays = []
@@ -316,7 +340,8 @@ def k_sample_problem(samples: tuple[Any, ...], *, data_name: str | None = None
     for g, a in enumerate(arrays[1:], start=2):
         check_same_dim(arrays[0], a, ("x1", f"x{g}"))
     name = data_name or (", ".join(names[:-1]) + " and " + names[-1])
-    return KSampleProblem(np.vstack(arrays), tuple(int(a.shape[0]) for a in arrays), name)
+    return KSampleProblem(np.vstack(arrays), tuple(int(a.shape[0]) for a in arrays), name,
+                          notes=tuple(notes))
 
 
 def _labels(strata: Any, n: int, name: str) -> np.ndarray:
@@ -351,6 +376,7 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
         return problem
     if strata is not None and blocks is not None:
         raise ValueError("give `strata` or `blocks`, not both.")
+    refuse_omitted(problem, "strata" if strata is not None else "blocks")
     if isinstance(problem, TwoSampleProblem):
         if strata is not None:
             if isinstance(strata, (tuple, list)) and len(strata) == 2 and all(
@@ -369,7 +395,7 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                                  f"the samples keep their sizes; got {b}.")
             scheme = Blocks(problem.n, b, n_x=problem.n_x)
         return TwoSampleProblem(problem.z, problem.K, problem.n_x, problem.n_y,
-                                problem.data_name, scheme)
+                                problem.data_name, scheme, problem.notes)
     if strata is not None:
         scheme = Within(_labels(strata, problem.n, "pair"))
     else:
@@ -378,7 +404,18 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             raise ValueError(f"`blocks` must be shorter than the series ({problem.n}); got "
                              f"{b}.")
         scheme = Blocks(problem.n, b)
-    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme)
+    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme, problem.notes)
+
+
+def refuse_omitted(problem: Any, what: str) -> None:
+    """Refuse `strata` or `blocks` on data whose missing observations were left out
+    (``nan_policy="omit"``): they label the observations as given, and a block of
+    consecutive observations would span the gap."""
+    if problem.notes:
+        raise ValueError(f"`{what}` labels the observations as given, and nan_policy='omit' "
+                         "left some out (missing values): remove the observations with a "
+                         f"missing value, and their {what} labels, before the test (or fill "
+                         "them).")
 
 
 def content_key(a: np.ndarray) -> bytes:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from .._validation import as_sample
+from .conventions import prepare_data
 from .data import Variable, align_index, data_label
 from .schemes import Independent, Scheme
 
@@ -52,6 +53,8 @@ class JointProblem:
 
     variables: tuple[Variable, ...]
     data_name: str = "x1, x2"
+    #: what the input conventions did (observations left out by nan_policy='omit')
+    notes: tuple[str, ...] = ()
     kind: ClassVar[str] = "joint"
 
     @property
@@ -105,7 +108,8 @@ def _names(variables: Sequence[Any], roles: tuple[str, ...]) -> str:
 
 
 def joint_problem(variables: Sequence[Any], *, precomputed: Sequence[bool] | None = None,
-                  data_name: str | None = None) -> JointProblem:
+                  data_name: str | None = None, axis: Any = 0, nan_policy: Any = "raise"
+                  ) -> JointProblem:
     """Validate ``d >= 2`` variables (or their Gram matrices) into a :class:`JointProblem`.
 
     Parameters
@@ -117,6 +121,9 @@ def joint_problem(variables: Sequence[Any], *, precomputed: Sequence[bool] | Non
         Which variables are given as Gram matrices (default: none).
     data_name : str, optional
         The data for the report (default: ``"x1, x2 and x3"``, or pandas names).
+    axis, nan_policy
+        The input conventions (:mod:`kmtests.problems.conventions`; ``"omit"`` leaves
+        out an observation with a missing value in any variable).
 
     Raises
     ------
@@ -136,6 +143,8 @@ def joint_problem(variables: Sequence[Any], *, precomputed: Sequence[bool] | Non
         raise ValueError(f"`precomputed` must give one flag per variable ({d}); got "
                          f"{len(flags)}.")
     roles = role_names(d)
+    variables, notes = prepare_data(variables, list(roles), axis=axis, nan_policy=nan_policy,
+                                    paired=True, gram=flags, align=align_index)
     name = data_name or _names(variables, roles)
     if not any(flags):
         variables = [variables[0]] + [align_index(variables[0], v, (roles[0], r))
@@ -146,4 +155,4 @@ def joint_problem(variables: Sequence[Any], *, precomputed: Sequence[bool] | Non
         listed = ", ".join(f"{r}: {s}" for r, s in zip(roles, sizes))
         raise ValueError("every variable must have the same number of observations (row i "
                          f"of each is observation i); got {listed}.")
-    return JointProblem(vs, name)
+    return JointProblem(vs, name, tuple(notes))

@@ -96,6 +96,14 @@ class KernelTestResult:
     engine_info : str
         For the low-rank engines: the number of features and the rank used,
         e.g. ``"200 features, rank 200, approximate statistic"`` (empty otherwise).
+    family : str
+        What kind of statistic ran, as the title names it: ``"MMD"``,
+        ``"spectral-regularised MMD"``, ``"NOCCO, regularised HSIC"``,
+        ``"MMDAgg"`` ...
+    statistic_description : str
+        The statistic as it ran, in words: its name, what it is and its
+        regularisation (filter and lambda, or the grid of an aggregated test);
+        for an aggregated statistic, what the number is and over which members.
     kernel_notes : dict of str
         How a kernel was transformed by the estimator (marginalized
         estimators), by role.
@@ -104,7 +112,13 @@ class KernelTestResult:
     -----
     ``print(result)`` gives an R ``htest``-style block and ``result.summary()``
     a statsmodels-style report (settings, result, notes), each line at most
-    80 and 78 characters wide. The result unpacks as scipy's test results do:
+    80 and 78 characters wide. Both name what ran: the statistic (with its
+    regularisation), the estimator, the engine and the null method. The keys
+    of the settings table are the names under which the values are found:
+    the test's keywords and the result's attributes (``estimator``,
+    ``engine``, ``method``, ``n_resamples``), the keys of `sizes`, `params`
+    and `details`, and the columns of :meth:`summary_frame` (``kernel_x``,
+    ``bandwidth_x``). The result unpacks as scipy's test results do:
     ``statistic, pvalue = result``.
 
     Examples
@@ -117,10 +131,12 @@ class KernelTestResult:
     >>> statistic, pvalue = res
     >>> print(f"{statistic:.4f} {pvalue:.3f}")
     0.3788 0.001
-    >>> for line in str(res.summary()).splitlines()[3:5]:
+    >>> for line in str(res.summary()).splitlines()[2:6]:
     ...     print(line)
-          n_x: 20                                n_y: 20
-       Kernel: Gaussian
+    estimator: kme                              engine: exact
+          n_x: 20                                  n_y: 20
+       kernel: Gaussian
+    bandwidth: 1.928 (median)
     """
 
     statistic: float
@@ -143,9 +159,18 @@ class KernelTestResult:
     kernel_notes: Mapping[str, str] = field(default_factory=dict)
     engine: str = "exact"
     engine_info: str = ""
+    family: str = ""
+    statistic_description: str = ""
 
-    title: ClassVar[str] = "Kernel test"
+    #: the kind of test; the title adds the statistic's `family`
+    test_name: ClassVar[str] = "Kernel test"
     alternative_text: ClassVar[str] = ""
+
+    @property
+    def title(self) -> str:
+        """The report's title: the test and the kind of statistic that ran, e.g.
+        ``"Kernel independence test (NOCCO, regularised HSIC)"``."""
+        return f"{self.test_name} ({self.family})" if self.family else self.test_name
 
     def __post_init__(self) -> None:
         if self.null_distribution is not None:
@@ -198,22 +223,32 @@ class KernelTestResult:
     # -- text ---------------------------------------------------------------------------------
     @property
     def method_line(self) -> str:
-        """The test, estimator and null method, as the first line of ``print(result)``."""
-        engine = "" if self.engine == "exact" else f" ({self.engine} engine)"
-        if self.engine_info:
-            engine = f" ({self.engine} engine: {self.engine_info})"
-        return f"{self.title}{engine}, {self._estimator_phrase()}, {self.method.describe(self)}"
+        """What ran, as the first line of ``print(result)``: the test, the statistic (with
+        its regularisation), the estimator, the engine and the null method."""
+        parts = [self.statistic_description or self.statistic_name,
+                 self._estimator_phrase(), self._engine_phrase(), self.method.describe(self)]
+        return f"{self.title}: " + ", ".join(p for p in parts if p)
 
     def _estimator_phrase(self) -> str:
-        """How the report's first line names the estimator."""
+        """How the report's first line names the estimator ('' for a test without one)."""
         return f"{self.estimator.label} estimator"
 
+    def _engine_phrase(self) -> str:
+        """How the report's first line names the engine."""
+        info = f" ({self.engine_info})" if self.engine_info else ""
+        return f"{self.engine} engine{info}"
+
     def _general_rows(self) -> list[tuple[str, Any]]:
-        """The settings table's first rows: the estimator and how it was tuned."""
-        general: list[tuple[str, Any]] = [("Estimator", self.estimator.name)]
+        """The settings table's first rows: the estimator, how it was tuned, the engine."""
+        general: list[tuple[str, Any]] = [("estimator", self.estimator.name)]
         if self.estimator.name != "kme":
-            general.append(("Tuning", self.tuning))
-        return general
+            general.append(("tuning", self.tuning))
+        return general + self._engine_rows()
+
+    def _engine_rows(self) -> list[tuple[str, Any]]:
+        if self.engine_info:
+            return [("engine", Annotated(self.engine, f"({self.engine_info})", "(approx.)"))]
+        return [("engine", self.engine)]
 
     def __str__(self) -> str:
         # R's print.htest: strwrap(method, prefix = "\t") (a tab is 8 columns; 80 in all)
@@ -274,11 +309,6 @@ class KernelTestResult:
         columns in order.
         """
         general = self._general_rows()
-        if self.engine_info:
-            general.append(("Engine", Annotated(self.engine, f"({self.engine_info})",
-                                                "(approx.)")))
-        elif self.engine != "exact":
-            general.append(("Engine", self.engine))
         sizes = list(self.sizes.items())
         if len(sizes) != 2:
             general += sizes
@@ -286,7 +316,7 @@ class KernelTestResult:
         if len(sizes) == 2:
             lines.append((sizes[0], sizes[1]))
         if self.data_name != "x and y":  # names of pandas inputs, or the user's data_name
-            lines.append((("Data", self.data_name),))
+            lines.append((("data_name", self.data_name),))
         lines += self._kernel_lines()
         lines += self._param_lines()
         lines += _flow(self.method.info_rows(self))
@@ -297,28 +327,31 @@ class KernelTestResult:
         bws = {r: self._bandwidth_value(r) for r in roles}
         if len(roles) == 1:  # one kernel for both samples: a line each, the whole width
             (r,) = roles
-            return [(("Kernel", self._kernel_value(r)),)] + (
-                [] if bws[r] is None else [(("Bandwidth", bws[r]),)])
+            return [((role_key("kernel", r), self._kernel_value(r)),)] + (
+                [] if bws[r] is None else [((role_key("bandwidth", r), bws[r]),)])
         lines: list[tuple[Pair, ...]] = []
         for i in range(0, len(roles), 2):  # roles x and y: x on the left, y on the right
             pair = roles[i:i + 2]
-            lines.append(_line([(f"Kernel ({r})", self._kernel_value(r)) for r in pair]))
+            lines.append(_line([(role_key("kernel", r), self._kernel_value(r)) for r in pair]))
             if any(bws[r] is not None for r in pair):
-                lines.append(_line([(f"Bandwidth ({r})", "-" if bws[r] is None else bws[r])
-                                    for r in pair]))
+                lines.append(_line([(role_key("bandwidth", r),
+                                     "-" if bws[r] is None else bws[r]) for r in pair]))
         return lines
 
     def _param_lines(self) -> list[tuple[Pair, ...]]:
         lines: list[tuple[Pair, ...]] = []
         params = {role: p for role, p in self.params.items() if p}
+        roles = list(params)
         if "x" in params and "y" in params:
             px, py = params.pop("x"), params.pop("y")
             for k in dict.fromkeys([*px, *py]):
-                lines.append(((f"{k} (x)", px.get(k, "-")), (f"{k} (y)", py.get(k, "-"))))
+                lines.append(((param_key(k, "x", roles), px.get(k, "-")),
+                              (param_key(k, "y", roles), py.get(k, "-"))))
+        reg = params.pop("regularization", None)
+        if reg:  # the filter and lambda of a regularised statistic: two a line
+            lines += _flow(list(reg.items()))
         for role, p in params.items():
-            suffix = "" if (len(params) == 1 and role in ("pooled", "observed")) \
-                or role == "regularization" else f" ({role})"
-            lines += [((f"{k}{suffix}", v),) for k, v in p.items()]
+            lines += [((param_key(k, role, roles), v),) for k, v in p.items()]
         shown = {k for p in self.params.values() for k in p}
         for k, v in _given_config(self.estimator).items():
             if k not in shown:
@@ -398,20 +431,39 @@ class KernelTestResult:
                        html_tables=[html_settings_table(settings), results])
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
-        """One-row DataFrame with the statistic, p-value, its interval and settings."""
+        """One-row DataFrame: the statistic, p-value and its interval, and what ran.
+
+        The columns name what ran as the report does: ``test`` (the title, with
+        the kind of statistic), ``method`` (the null method), ``exact``,
+        ``n_resamples``, ``estimator`` (and ``tuning``), ``engine``; the
+        regularisation of a regularised statistic (``filter``, ``lam``, ...);
+        the bandwidths by role; the sizes; ``seed``; and the estimator's
+        data-driven parameters under the report's keys (``shrinkage_x``,
+        ``sigma2``; a list gives one numeric column per value). The index is
+        the statistic's name.
+        """
         import pandas as pd
 
         row: dict[str, Any] = {"statistic": self.statistic, "pvalue": self.pvalue}
         ci = self.method.conf_int(self, alpha)
         lo, hi = (np.nan, np.nan) if ci is None else (ci[0], ci[1])
-        row.update(pvalue_lower=lo, pvalue_upper=hi, method=self.method.name,
-                   exact=self.exact, n_resamples=self.n_resamples,
-                   estimator=self.estimator.name)
-        for role, bw in self.bandwidths.items():
-            row[f"bandwidth_{role}" if role != "kernel" else "bandwidth"] = bw
+        row.update(pvalue_lower=lo, pvalue_upper=hi, test=self.title,
+                   method=self.method.name, exact=self.exact, n_resamples=self.n_resamples)
+        row.update(self._frame_estimator())
+        row["engine"] = self.engine
+        row.update(self._frame_kernels())
         row.update(self.sizes)
         row["seed"] = self.seed
+        row.update(flat_params(self.params))
         return pd.DataFrame([row], index=pd.Index([self.statistic_name], name="statistic_name"))
+
+    def _frame_estimator(self) -> dict[str, Any]:
+        """The estimator (and its tuning), as columns of :meth:`summary_frame`."""
+        return dict(self._general_rows()[:-len(self._engine_rows())])
+
+    def _frame_kernels(self) -> dict[str, Any]:
+        """The bandwidths by role, as columns of :meth:`summary_frame`."""
+        return {role_key("bandwidth", role): bw for role, bw in self.bandwidths.items()}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dict (strict JSON) of the result, without the null sample.
@@ -423,6 +475,7 @@ class KernelTestResult:
             "test": self.title,
             "statistic": self.statistic,
             "statistic_name": self.statistic_name,
+            "statistic_description": self.statistic_description,
             "pvalue": self.pvalue,
             "alternative": self.alternative_text,
             "method": {"name": self.method.name,
@@ -455,6 +508,41 @@ class KernelTestResult:
         if bad:  # JSON has no NaN: such fields are null, and listed here
             clean["non_finite"] = bad
         return clean
+
+
+def role_key(name: str, role: str) -> str:
+    """The report's key of a setting by role: ``kernel``, ``kernel_x``, ``bandwidth_x1``
+    (the keywords of the tests and the columns of ``summary_frame``)."""
+    return name if role == "kernel" else f"{name}_{role}"
+
+
+def param_key(key: str, role: str, roles: list[str]) -> str:
+    """The report's key of an estimator parameter chosen on the `role` data (`roles`: the
+    roles with parameters): ``shrinkage_x``, ``sigma2`` (chosen once, on the pooled
+    sample), ``lam`` (of the regularisation)."""
+    if role == "regularization":
+        return key
+    others = [r for r in roles if r != "regularization"]
+    if role in ("pooled", "observed") and others == [role]:
+        return key
+    return f"{key}_{role.replace(' ', '_')}"
+
+
+def flat_params(params: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The parameters by role as flat columns, under the keys of the report
+    (:func:`param_key`); a list-valued parameter (MMKME's per-coordinate variances) gives
+    one column per value, ``diag_0``, ``diag_1``, ... Numbers stay numbers."""
+    out: dict[str, Any] = {}
+    roles = [r for r, p in params.items() if p]
+    for role in roles:
+        for k, v in params[role].items():
+            key = param_key(k, role, roles)
+            if isinstance(v, (list, tuple, np.ndarray)):
+                for i, u in enumerate(np.ravel(np.asarray(v))):
+                    out[f"{key}_{i}"] = u.item() if isinstance(u, np.generic) else u
+            else:
+                out[key] = v.item() if isinstance(v, np.generic) else v
+    return out
 
 
 def _config(est: Any) -> dict[str, Any]:
@@ -491,8 +579,11 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _sentence(note: str) -> str:
-    """A note of `notes` as a sentence of the summary: capital first, full stop last."""
-    note = note[0].upper() + note[1:]
+    """A note of `notes` as a sentence of the summary: capital first (unless it starts
+    with a name such as ``n_features``), full stop last."""
+    first = note.split(" ", 1)[0]
+    if "_" not in first and "=" not in first:
+        note = note[0].upper() + note[1:]
     return note if note.endswith((".", "!", "?")) else note + "."
 
 
@@ -541,7 +632,7 @@ def _jsonable(v: Any, where: str = "", bad: dict[str, str] | None = None) -> Any
 class TwoSampleResult(KernelTestResult):
     """Result of :func:`kmtests.two_sample_test` (attributes as in the base class)."""
 
-    title: ClassVar[str] = "Kernel two-sample test (MMD)"
+    test_name: ClassVar[str] = "Kernel two-sample test"
     alternative_text: ClassVar[str] = "the two samples come from different distributions"
 
 
@@ -549,5 +640,5 @@ class TwoSampleResult(KernelTestResult):
 class IndependenceResult(KernelTestResult):
     """Result of :func:`kmtests.independence_test` (attributes as in the base class)."""
 
-    title: ClassVar[str] = "Kernel independence test (HSIC)"
+    test_name: ClassVar[str] = "Kernel independence test"
     alternative_text: ClassVar[str] = "x and y are dependent"

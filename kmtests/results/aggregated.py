@@ -6,7 +6,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ._base import IndependenceResult, TwoSampleResult
+from .._summary import Annotated
+from ._base import IndependenceResult, TwoSampleResult, role_key
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult"]
 
@@ -26,6 +27,12 @@ class _AggregatedReport:
 
     def _settings_lines(self) -> list[tuple[Any, ...]]:
         return _settings_lines(self)
+
+    def _estimator_phrase(self) -> str:
+        names = list(dict.fromkeys(str(m.get("estimator")) for m in self.members))
+        if len(names) > 1:
+            return f"estimators {', '.join(names)}"
+        return super()._estimator_phrase()  # type: ignore[misc]
 
     def summary(self, alpha: float = 0.05) -> Any:
         return _summary_with_members(self, alpha)
@@ -54,19 +61,19 @@ class _AggregatedReport:
         return varying, constant
 
     def members_table(self) -> Any:
-        """The members as a statsmodels SimpleTable (the columns that vary, and results)."""
+        """The members as a statsmodels SimpleTable (the columns that vary, and results),
+        as wide as the report's other tables."""
         from statsmodels.iolib.table import SimpleTable
         from statsmodels.iolib.tableformatting import fmt_params
 
-        from .._summary import format_number
+        from .._summary import fill_widths, format_number
 
         varying, _ = self._varying()
         uniform = len({round(m["weight"], 12) for m in self.members}) == 1
         cols = varying + ["statistic", "pvalue"] + ([] if uniform else ["weight"])
         if self.combination == "mmdagg":
             cols.append("rejects")
-        head = {"pvalue": "p-value", "bandwidth_x": "bw x", "bandwidth_y": "bw y",
-                "bandwidth": "bandwidth"}
+        head = {"pvalue": "p-value"}
 
         def cell(k: str, v: Any) -> str:
             if k == "rejects":
@@ -76,43 +83,61 @@ class _AggregatedReport:
             return "-" if v is None else str(v)
 
         data = [[cell(k, m.get(k)) for k in cols] for m in self.members]
+        headers = [head.get(k, k) for k in cols]
+        stubs = [str(i + 1) for i in range(len(self.members))]
+        need = [max([len(h)] + [len(row[j]) for row in data]) for j, h in enumerate(headers)]
+        stub_w, widths = fill_widths(max(len(s) for s in stubs), need)
         fmt = copy.deepcopy(fmt_params)
-        return SimpleTable(data, headers=[head.get(k, k) for k in cols],
-                           stubs=[str(i + 1) for i in range(len(self.members))],
-                           title="Members", txt_fmt=fmt)
+        fmt.update(data_fmts=["%s"] * len(cols), colwidths=[stub_w, *widths])
+        return SimpleTable(data, headers=headers, stubs=stubs, title="Members", txt_fmt=fmt)
 
-
-_NAMES = {"bandwidth": "Bandwidth", "bandwidth_x": "Bandwidth (x)",
-          "bandwidth_y": "Bandwidth (y)", "estimator": "Estimator", "form": "Form",
-          "filter": "Filter", "lam": "Lambda"}
+    def _frame_kernels(self) -> dict[str, Any]:
+        """The combination, the number of members, what they share and the range of what
+        varies (``bandwidth_min``, ``bandwidth_max``), as columns of ``summary_frame``;
+        the members themselves are in :meth:`members_frame`."""
+        varying, constant = self._varying()
+        out: dict[str, Any] = {"combination": self.combination,
+                               "members": len(self.members)}
+        out.update({k: v for k, v in constant.items() if k != "estimator" and v is not None})
+        for k in varying:
+            vals = [m[k] for m in self.members if m.get(k) is not None]
+            if vals and all(isinstance(v, float) for v in vals):
+                out[f"{k}_min"], out[f"{k}_max"] = min(vals), max(vals)
+            elif vals:
+                out[k] = ", ".join(dict.fromkeys(str(v) for v in vals))
+        return out
 
 
 def _settings_lines(res: Any) -> list[tuple[Any, ...]]:
-    """The settings table of an aggregated result: the combination, what all members
-    share, the ranges of what varies, the sizes and the null."""
+    """The settings table of an aggregated result: what the statistic is, the
+    combination, what all members share, the ranges of what varies, the sizes and the
+    null."""
     from .._summary import flow as _flow
 
     varying, constant = res._varying()
-    general: list[tuple[str, Any]] = [
-        ("Combination", "MMDAgg (min p)" if res.combination == "mmdagg" else "MMD-FUSE"),
-        ("Members", len(res.members))]
+    what = "the weighted minimum of the members' p-values" if res.combination == "mmdagg" \
+        else "the soft maximum of the normalised members"
+    general: list[tuple[str, Any]] = [("combination", res.combination),
+                                      ("members", len(res.members))]
     for role, kern in res.kernels.items():
-        general.append(("Kernel" if role == "kernel" else f"Kernel ({role})",
-                        kern.describe().split(" (")[0]))
+        general.append((role_key("kernel", role), kern.describe().split(" (")[0]))
     for k, v in constant.items():
         if v is not None:
-            general.append((_NAMES.get(k, k), v))
+            general.append((k, v))
     for k in varying:
         vals = [m[k] for m in res.members if m.get(k) is not None]
         if vals and all(isinstance(v, float) for v in vals):
-            general.append((_NAMES.get(k, k), f"{min(vals):.4g} to {max(vals):.4g}"))
+            general.append((k, f"{min(vals):.4g} to {max(vals):.4g}"))
         elif vals:
-            general.append((_NAMES.get(k, k), ", ".join(dict.fromkeys(str(v) for v in vals))))
-    lines = _flow(general)
+            general.append((k, ", ".join(dict.fromkeys(str(v) for v in vals))))
+    general += res._engine_rows()
+    lines: list[tuple[Any, ...]] = [(("statistic", Annotated(res.statistic_name,
+                                                             f"({what})")),)]
+    lines += _flow(general)
     sizes = list(res.sizes.items())
     lines += [(sizes[0], sizes[1])] if len(sizes) == 2 else _flow(sizes)
     if res.data_name != "x and y":
-        lines.append((("Data", res.data_name),))
+        lines.append((("data_name", res.data_name),))
     lines += _flow(res.method.info_rows(res))
     return lines
 
@@ -150,11 +175,11 @@ def _summary_with_members(res: Any, alpha: float) -> Any:
 class AggregatedTwoSampleResult(_AggregatedReport, TwoSampleResult):
     """Result of :func:`aggregated_two_sample_test` (the members in ``members``)."""
 
-    title: ClassVar[str] = "Aggregated kernel two-sample test (MMD)"
+    test_name: ClassVar[str] = "Kernel two-sample test"
 
 
 @dataclass(frozen=True, repr=False, eq=False)
 class AggregatedIndependenceResult(_AggregatedReport, IndependenceResult):
     """Result of :func:`aggregated_independence_test` (the members in ``members``)."""
 
-    title: ClassVar[str] = "Aggregated kernel independence test (HSIC)"
+    test_name: ClassVar[str] = "Kernel independence test"

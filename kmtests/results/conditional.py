@@ -20,7 +20,7 @@ class ConditionalIndependenceResult(KernelTestResult):
     and the tuning criterion; ``details["regression"]`` the filter and criterion.
     """
 
-    title: ClassVar[str] = "Kernel conditional independence test (KCI)"
+    test_name: ClassVar[str] = "Kernel conditional independence test"
     alternative_text: ClassVar[str] = "x and y are dependent given z"
 
     def _regression(self) -> dict[str, Any]:
@@ -35,13 +35,13 @@ class ConditionalIndependenceResult(KernelTestResult):
 
     def _general_rows(self) -> list[tuple[str, Any]]:
         reg = self._regression()
-        rows: list[tuple[str, Any]] = [("Regression", reg.get("filter", "-"))]
+        rows: list[tuple[str, Any]] = [("filter", reg.get("filter", "-"))]
         if reg.get("tuned"):
-            rows.append(("Criterion", reg["criterion"]))
-        return rows
+            rows.append(("criterion", reg["criterion"]))
+        return rows + self._engine_rows()
 
     def _bandwidth_value(self, role: str) -> Any:
-        if role == "z":  # chosen per variable: the rows "bandwidth z (x)", "(y)"
+        if role == "z":  # chosen per variable: the rows "bandwidth_z_x", "bandwidth_z_y"
             return None
         return super()._bandwidth_value(role)
 

@@ -42,7 +42,7 @@ class JointIndependenceResult(KernelTestResult):
     exact 3
     """
 
-    title: ClassVar[str] = "Joint independence test (dHSIC)"
+    test_name: ClassVar[str] = "Joint independence test"
     alternative_text: ClassVar[str] = "the variables are not jointly independent"
 
     @property
@@ -53,17 +53,22 @@ class JointIndependenceResult(KernelTestResult):
 
     @property
     def method_line(self) -> str:
-        """The test and its null method (dHSIC has no estimator to name)."""
+        """What ran: the test, the statistic, the engine and the null method (dHSIC has
+        no estimator to name), and the level."""
         exact = ", exact level" if self.level == "exact" else ""
-        return f"{self.title}, {self.method.describe(self)}{exact}"
+        return f"{super().method_line}{exact}"
+
+    def _estimator_phrase(self) -> str:
+        return ""
+
+    def _general_rows(self) -> list[tuple[str, Any]]:
+        return self._engine_rows()
 
     def _settings_lines(self) -> list[tuple[Pair, ...]]:
-        lines = [ln for ln in super()._settings_lines()
-                 if not (ln and ln[0] is not None and ln[0][0] == "Estimator")]
-        return lines + [(("Level", self.level),)]
+        return super()._settings_lines() + [(("level", self.level),)]
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
-        """One-row DataFrame: the base columns plus ``level`` and ``d``."""
+        """One-row DataFrame: the base columns (no estimator) plus ``level`` and ``d``."""
         frame = super().summary_frame(alpha)
         frame.insert(list(frame.columns).index("exact") + 1, "level", self.level)
         return frame

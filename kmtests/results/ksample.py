@@ -25,7 +25,7 @@ class KSampleResult(KernelTestResult):
     _pairwise: Callable[[tuple[int, int]], Any] | None = field(default=None, repr=False,
                                                                 compare=False)
 
-    title: ClassVar[str] = "Kernel k-sample test (MMD)"
+    test_name: ClassVar[str] = "Kernel k-sample test"
     alternative_text: ClassVar[str] = ("at least two of the samples come from different "
                                        "distributions")
 

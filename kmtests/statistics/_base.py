@@ -143,6 +143,16 @@ class Statistic(abc.ABC):
     def label(self) -> str:
         """The statistic's name in the report (e.g. ``MMD^2_u[skmse]``)."""
 
+    def family(self) -> str:
+        """What kind of statistic it is, in the report's title (e.g. ``"MMD"``,
+        ``"NOCCO, regularised HSIC"``, ``"MMDAgg"``)."""
+        return self.label()
+
+    def describe(self, prepared: Prepared) -> str:
+        """The statistic as it ran, in words, for the report's first line: its name, what
+        it is, and its regularisation (filter, lambda or grid) where it has one."""
+        return self.label()
+
     def refusal_subject(self) -> str:
         """How a refusal names the statistic (e.g. ``statistic MMD^2_u[tikhonov]``)."""
         return f"the statistic {self.label()}"

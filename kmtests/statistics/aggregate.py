@@ -21,7 +21,27 @@ import numpy as np
 from ..engines import Engine, Requirements, Values
 from ._base import Prepared, Statistic
 
-__all__ = ["Aggregate"]
+__all__ = ["Aggregate", "members_varying"]
+
+
+def members_varying(attrs: list[dict[str, Any]]) -> list[str]:
+    """What varies between the members, in words: ``"bandwidth from 0.24 to 6.6"``,
+    ``"estimator kme, skmse"`` (the descriptive attributes of their columns)."""
+    out = []
+    keys = list(dict.fromkeys(k for a in attrs for k in a))
+    for k in keys:
+        vals = [a.get(k) for a in attrs]
+        if len({repr(v) for v in vals}) < 2:
+            continue
+        present = [v for v in vals if v is not None]
+        if present and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           for v in present):
+            lo, hi = min(present), max(present)
+            out.append(f"{k} from {lo:.4g} to {hi:.4g}")
+        else:
+            out.append(f"{k} " + ", ".join(dict.fromkeys("-" if v is None else str(v)
+                                                           for v in vals)))
+    return out
 
 
 class Aggregate(Statistic):
@@ -48,6 +68,32 @@ class Aggregate(Statistic):
 
     def label(self) -> str:
         return str(self.combination.label)
+
+    def _combination_name(self) -> str:
+        base = "MMD" if self.problem_kind == "two_sample" else "HSIC"
+        return f"{base}Agg" if self.combination.name == "mmdagg" else f"{base}-FUSE"
+
+    def family(self) -> str:
+        if len(self.members) == 1:  # one statistic over a lambda grid
+            return f"{self.members[0].family()}, {self._combination_name()} over lam"
+        return self._combination_name()
+
+    def describe(self, prepared: Prepared) -> str:
+        """What the number is: the combination of how many members, which statistics,
+        and what varies between them."""
+        parts = prepared.details.get("parts", [])
+        names = list(dict.fromkeys(
+            m.describe(p) for m, p in zip(self.members, parts)))
+        what = " and ".join(names)
+        varying = members_varying([attrs for _, attrs in prepared.columns])
+        if varying:
+            what += " with " + ", ".join(varying)
+        n = prepared.width
+        if self.combination.name == "mmdagg":
+            return (f"{self.label()}, the weighted minimum of the permutation p-values of {n} "
+                    f"members: {what} ({self._combination_name()})")
+        return (f"{self.label()}, the soft maximum of {n} normalised members: {what} "
+                f"({self._combination_name()})")
 
     def refusal_subject(self) -> str:
         return f"the aggregated test ({self.combination.name})"

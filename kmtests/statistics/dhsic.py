@@ -248,6 +248,12 @@ class DHSIC(Statistic):
     def label(self) -> str:
         return "dHSIC"
 
+    def family(self) -> str:
+        return "dHSIC"
+
+    def describe(self, prepared: Prepared) -> str:
+        return f"dHSIC of {len(self.kernels)} variables (V-statistic)"
+
     def _roles(self) -> tuple[str, ...]:
         return tuple(f"x{i + 1}" for i in range(len(self.kernels)))
 

@@ -59,6 +59,12 @@ class KernelHSIC(Statistic):
     def label(self) -> str:
         return statistic_name("HSIC_u" if self.unbiased else "HSIC_b", self.estimator)
 
+    def family(self) -> str:
+        return "HSIC"
+
+    def describe(self, prepared: Prepared) -> str:
+        return f"{self.label()} ({'U' if self.unbiased else 'V'}-statistic)"
+
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         est = self.estimator
         return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y},
@@ -103,7 +109,8 @@ class KernelHSIC(Statistic):
         return [(f"x: {describe_kernel(kx)}, y: {describe_kernel(ky)}, "
                  f"{self.estimator.name}, {form}",
                  {"bandwidth_x": bw(kx), "bandwidth_y": bw(ky),
-                  "estimator": self.estimator.name, "form": form, "lam": None})]
+                  "estimator": self.estimator.name, "form": form, "filter": None,
+                  "lam": None})]
 
     def _variable(self, v: Any, kernel: Kernel, role: str
                   ) -> tuple[Kernel, Kernel, np.ndarray, float, str, dict[str, Any]]:

@@ -162,6 +162,15 @@ class KCI(Statistic):
     def label(self) -> str:
         return "SplitKCI" if self.split is not None else "KCI"
 
+    def family(self) -> str:
+        return self.label()
+
+    def describe(self, prepared: Prepared) -> str:
+        if self.split is not None:
+            return ("SplitKCI (KCI with the regressions fitted on a held-out part of the "
+                    "data)")
+        return "KCI (V-statistic of the regression residuals)"
+
     def refusal_subject(self) -> str:
         return f"the conditional statistic {self.label()}"
 
@@ -395,7 +404,7 @@ class KCI(Statistic):
 
         def role(fit: Fit) -> dict[str, Any]:
             return {"lam": fit.lam, "epsilon": fit.lam * fit.n,
-                    "bandwidth z": _bandwidth(fit.kernel), "df": fit.df}
+                    "bandwidth_z": _bandwidth(fit.kernel), "df": fit.df}
 
         params = {"x": role(fx), "y": role(fy)}
         tuned = reg.tuned or len(self._candidates_count()) > 1

@@ -85,6 +85,13 @@ class KSampleMMD(Statistic):
     def label(self) -> str:
         return statistic_name("kMMD^2_u" if self.unbiased else "kMMD^2_b", self.estimator)
 
+    def family(self) -> str:
+        return "MMD"
+
+    def describe(self, prepared: Prepared) -> str:
+        return (f"{self.label()}, the k-sample MMD^2 ({'U' if self.unbiased else 'V'}-"
+                "statistic)")
+
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         est = self.estimator
         rule = est.rule()

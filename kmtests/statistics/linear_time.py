@@ -198,6 +198,14 @@ class LinearTimeMMD(Statistic):
     def label(self) -> str:
         return _NAMES[self.kind]
 
+    def family(self) -> str:
+        return "B-test" if self.kind == "block" else "linear-time MMD"
+
+    def describe(self, prepared: Prepared) -> str:
+        if self.kind == "block":
+            return "MMD^2_block (the mean of MMD^2_u over blocks)"
+        return "MMD^2_l (the linear-time MMD^2 over disjoint pairs)"
+
     def refusal_subject(self) -> str:
         return f"engine={self.kind!r} computes a linear-time statistic that"
 

@@ -75,6 +75,12 @@ class KernelMMD(Statistic):
     def label(self) -> str:
         return statistic_name("MMD^2_u" if self.unbiased else "MMD^2_b", self.estimator)
 
+    def family(self) -> str:
+        return "MMD"
+
+    def describe(self, prepared: Prepared) -> str:
+        return f"{self.label()} ({'U' if self.unbiased else 'V'}-statistic)"
+
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         est = self.estimator
         return Requirements("split", {"kernel": self.kernel}, gram=gram_need(est, tuning),
@@ -104,7 +110,8 @@ class KernelMMD(Statistic):
         bw = getattr(self.kernel, "bandwidth", None)
         return [(f"{describe_kernel(self.kernel)}, {self.estimator.name}, {form}",
                  {"bandwidth": float(bw) if isinstance(bw, (float, int)) else None,
-                  "estimator": self.estimator.name, "form": form, "lam": None})]
+                  "estimator": self.estimator.name, "form": form, "filter": None,
+                  "lam": None})]
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         est, kern = self.estimator, self.kernel

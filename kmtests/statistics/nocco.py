@@ -109,7 +109,17 @@ class NOCCO(Statistic):
         self.orientation = orientation
 
     def label(self) -> str:
-        return f"NOCCO[{self.filter}]"
+        return "NOCCO"
+
+    def family(self) -> str:
+        return "NOCCO, regularised HSIC"
+
+    def describe(self, prepared: Prepared) -> str:
+        reg = prepared.params.get("regularization")
+        if reg is None:  # a lambda grid: the members of an aggregate
+            return f"NOCCO ({self.filter} filter)"
+        return (f"NOCCO, the normalised cross-covariance (regularised HSIC; {self.filter} "
+                f"filter, lam = {reg['lam']:.4g})")
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y},
@@ -146,9 +156,9 @@ class NOCCO(Statistic):
             return float(b) if isinstance(b, (float, int)) else None
 
         columns = [(f"x: {describe_kernel(kx)}, y: {describe_kernel(ky)}, {self.filter} "
-                    f"eps={lam:.3g}", {"bandwidth_x": bw(kx), "bandwidth_y": bw(ky),
-                                       "estimator": "kme", "form": self.filter,
-                                       "lam": float(lam)})
+                    f"lam={lam:.3g}", {"bandwidth_x": bw(kx), "bandwidth_y": bw(ky),
+                                       "estimator": "kme", "form": None,
+                                       "filter": self.filter, "lam": float(lam)})
                    for lam in grid]
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:

@@ -250,7 +250,19 @@ class SpectralMMD(Statistic):
         self.unbiased = True
 
     def label(self) -> str:
-        return f"MMD^2_u[{self.filter}]"
+        return "SRMMD^2_u"
+
+    def family(self) -> str:
+        return "spectral-regularised MMD"
+
+    def describe(self, prepared: Prepared) -> str:
+        reg = prepared.params.get("regularization")
+        if reg is None:  # a lambda grid: the members of an aggregate
+            return f"SRMMD^2_u ({self.filter} filter)"
+        where = ("the pooled sample" if reg["covariance"] == "pooled"
+                 else "held-out points")
+        return (f"SRMMD^2_u, the spectral-regularised MMD^2_u ({self.filter} filter, lam = "
+                f"{reg['lam']:.4g}, covariance operator of {where})")
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         return Requirements("split", {"kernel": self.kernel},
@@ -313,7 +325,8 @@ class SpectralMMD(Statistic):
         bw = getattr(kern, "bandwidth", None)
         columns = [(f"{describe_kernel(kern)}, {self.filter} lam={lam:.3g}",
                     {"bandwidth": float(bw) if isinstance(bw, (float, int)) else None,
-                     "estimator": "kme", "form": self.filter, "lam": float(lam)})
+                     "estimator": "kme", "form": "U", "filter": self.filter,
+                     "lam": float(lam)})
                    for lam in grid]
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
