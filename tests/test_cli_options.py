@@ -81,7 +81,8 @@ def test_every_keyword_of_the_tests_has_its_option():
 
     own = {"rng", "data_name", "sample_names"}
     objects = {"kernels": "joint: --kernel", "null": "a PermutationMethod object",
-               "cache": "a memory switch of the regressions"}
+               "cache": "a memory switch of the regressions",
+               "axis": "a CSV file's columns are its variables"}
     for path, fn in [(("two-sample",), kmtests.two_sample_test),
                      (("independence",), kmtests.independence_test),
                      (("k-sample",), kmtests.k_sample_test),
@@ -475,3 +476,27 @@ def test_the_kmtests_command(files):
                          text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "argument --n-features: must be a positive integer; got '-3'" in bad.stderr
+
+
+# -- conventions: missing values and the alternative ------------------------------------------
+def test_nan_policy_and_alternative_reach_every_test(files, capsys):
+    tmp, a, b = files
+    holes = pd.read_csv(tmp / "a.csv")
+    holes.loc[[3, 7], "u"] = np.nan
+    holes.to_csv(tmp / "h.csv", index=False)
+    x = holes.to_numpy()
+    rc, _, err = _run(capsys, "two-sample", tmp / "h.csv", tmp / "b.csv", "--seed", 1,
+                      "--n-resamples", 49)
+    assert rc == 2 and "has a missing value" in err and "(or --nan-policy omit" in err
+    d = _json(capsys, "two-sample", tmp / "h.csv", tmp / "b.csv", "--nan-policy", "omit",
+              "--seed", 1, "--n-resamples", 49)
+    want = kmtests.two_sample_test(x, b, nan_policy="omit", rng=1, n_resamples=49)
+    assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
+    d = _json(capsys, "independence", tmp / "h.csv", "--x", "u", "--y", "v",
+              "--nan-policy", "omit", "--seed", 1, "--n-resamples", 49)
+    want = kmtests.independence_test(x[:, :1], x[:, 1:], nan_policy="omit", rng=1,
+                                     n_resamples=49)
+    assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
+    rc, _, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--alternative",
+                      "two-sided")
+    assert rc == 2 and err.startswith("kmtests: error: ") and "--alternative" in err

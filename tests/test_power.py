@@ -346,6 +346,7 @@ def test_tests_inside_a_study_show_no_progress_bar_of_their_own(monkeypatch, cap
     from kmtests.power import power_curve
 
     monkeypatch.setattr(_resampling, "PROGRESS_SECONDS", -1.0)  # every test "is slow"
+    monkeypatch.setattr(_resampling, "_interactive", lambda: True)  # as on a terminal
     x = np.random.default_rng(0).normal(size=(12, 1))
     independence_test(x, x, n_resamples=19, rng=0)
     assert "permutations" in capsys.readouterr().err  # the bar a single test shows

@@ -175,3 +175,16 @@ def test_progress_bar(rng, capsys):
     assert "permutations" in capsys.readouterr().err
     kmtests.two_sample_test(x, y, n_resamples=99, rng=1)  # quick: no bar by default
     assert capsys.readouterr().err == ""
+
+
+def test_no_progress_bar_by_default_off_a_terminal(rng, capsys, monkeypatch):
+    # a long test shows a bar by default on a terminal, none into a log file or pipe
+    pytest.importorskip("tqdm")
+    from kmtests.null import permutation as _resampling
+
+    monkeypatch.setattr(_resampling, "PROGRESS_SECONDS", -1.0)
+    x, y = rng.normal(size=(10, 1)), rng.normal(size=(10, 1))
+    for interactive, shown in ((True, True), (False, False)):
+        monkeypatch.setattr(_resampling, "_interactive", lambda v=interactive: v)
+        kmtests.two_sample_test(x, y, n_resamples=99, rng=1)
+        assert ("permutations" in capsys.readouterr().err) is shown

@@ -37,7 +37,7 @@ _EXTRA = "pip install 'kmtests[power]'"
 _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", "engine",
                  "n_features", "covariance", "split_size", "block_size"]
 _K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
-_RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress"]
+_RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress", "nan_policy", "alternative"]
 _AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha",
                "tuning", "engine", "n_features"]
 #: keyword arguments a --test cannot set: the study sets them, or they make no sense there
@@ -646,9 +646,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     args._n_memory = None
     flags = getattr(args, "_flags", {})
-    with warnings.catch_warnings():
-        warnings.showwarning = _warning_printer(flags)
-        return _main(args, flags)
+    from ._data import MISSING_OK
+
+    token = MISSING_OK.set(getattr(args, "nan_policy", None) == "omit")
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_printer(flags)
+            return _main(args, flags)
+    finally:
+        MISSING_OK.reset(token)
 
 
 def _warning_printer(flags: dict[str, str]) -> Any:

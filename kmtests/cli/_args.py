@@ -198,6 +198,7 @@ def add_io(p: argparse.ArgumentParser) -> None:
 
 
 def add_resampling(p: argparse.ArgumentParser, default: int) -> None:
+    add_conventions(p)
     p.add_argument("--n-resamples", type=positive_int, default=None,
                    help=f"random permutations (default {default})")
     p.add_argument("--seed", type=seed, default=None,
@@ -211,6 +212,19 @@ def add_resampling(p: argparse.ArgumentParser, default: int) -> None:
                    help="show a progress bar of the null distribution (needs tqdm), or never "
                    "(--no-progress); default: when it is expected to take more than a few "
                    "seconds")
+
+
+def add_conventions(p: argparse.ArgumentParser) -> None:
+    """``nan_policy`` and ``alternative`` (``axis`` has no option: a CSV file's columns are
+    its variables, its rows the observations)."""
+    p.add_argument("--nan-policy", default=None, choices=["raise", "omit"],
+                   help="missing values (empty cells, NaN): raise (default) names the first "
+                   "one; omit drops the rows that have one (a whole observation where "
+                   "variables are paired)")
+    p.add_argument("--alternative", default=None, choices=["greater", "two-sided", "less"],
+                   help="the alternative: greater (the only one of a kernel test, whose "
+                   "statistic grows with the difference; the others are refused with the "
+                   "reason)")
 
 
 def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> None:

@@ -11,6 +11,7 @@ blank labels.
 
 from __future__ import annotations
 
+import contextvars
 import io
 import sys
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ if TYPE_CHECKING:  # pandas is imported lazily
     import pandas as pd
 
 STDIN = "-"
+
+#: missing cells are read as NaN (for ``--nan-policy omit``) instead of refused
+MISSING_OK: "contextvars.ContextVar[bool]" = contextvars.ContextVar("MISSING_OK", default=False)
 
 
 def shown(path: str) -> str:
@@ -189,12 +193,15 @@ def _numeric(table: Table, c: str, index: np.ndarray) -> np.ndarray | None:
         raise ValueError(f"{table.name}: column {c!r} has a non-numeric value {text.iloc[i]!r} "
                          f"in data row {index[i] + 1}")
     nonfinite = ~np.isfinite(values)
+    if MISSING_OK.get():
+        nonfinite &= ~np.isnan(values)  # missing: NaN, for the test to omit
     if nonfinite.any():
         i = int(np.argmax(nonfinite))
         what = "a missing value (an empty cell or a short row)" if (
             blank[i] or np.isnan(values[i])) else f"the value {text.iloc[i]!r}"
+        hint = " (or --nan-policy omit to drop its rows)" if "missing" in what else ""
         raise ValueError(f"{table.name}: column {c!r} has {what} in data row {index[i] + 1}; "
-                         "the tests need finite numbers")
+                         f"the tests need finite numbers{hint}")
     return values
 
 

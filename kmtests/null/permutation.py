@@ -101,10 +101,24 @@ def permutation_batches(plan: PermutationPlan, scheme: Any,
         yield np.ascontiguousarray(np.stack(rows))
 
 
+def _interactive() -> bool:
+    """Whether a progress bar would be seen: standard error is a terminal, or IPython runs."""
+    import sys
+
+    try:
+        if sys.stderr is not None and sys.stderr.isatty():
+            return True
+    except (AttributeError, ValueError):  # closed or replaced stream
+        return False
+    return "ipykernel" in sys.modules
+
+
 def _progress_bar(progress: bool | None, total: int, expected: float | None,
                   initial: int = 0) -> Any:
-    """A tqdm bar, or None. ``progress=None``: only when `expected` > PROGRESS_SECONDS."""
-    if progress is False or (progress is None and not (expected or 0) > PROGRESS_SECONDS):
+    """A tqdm bar, or None. ``progress=None``: only when `expected` > PROGRESS_SECONDS and
+    standard error is a terminal or a notebook (a log file gets no bar)."""
+    if progress is False or (progress is None and not (
+            (expected or 0) > PROGRESS_SECONDS and _interactive())):
         return None
     try:
         from tqdm.auto import tqdm
