@@ -60,9 +60,11 @@ from ._base import NullMethod, NullOutcome, ResultLike, RunContext
 __all__ = ["GammaMethod", "hsic_gamma", "kci_gamma", "mmd_gamma", "permutation_moments"]
 
 
-def _offdiag_mean(M: np.ndarray) -> float:
+def _offdiag_sq_mean(M: np.ndarray) -> float:
+    """The mean of ``M_ij^2`` over ``i != j`` (no temporary)."""
     n = M.shape[0]
-    return float((M.sum() - np.trace(M)) / (n * (n - 1)))
+    d = np.diagonal(M)
+    return float((np.einsum("ij,ij->", M, M) - np.dot(d, d)) / (n * (n - 1)))
 
 
 def _spread(Kc: np.ndarray) -> float:
@@ -83,7 +85,7 @@ def permutation_moments(A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
     """
     n = A.shape[0]
     ta, tb = float(np.trace(A)), float(np.trace(B))
-    sa, sb = float(np.sum(A * A)), float(np.sum(B * B))
+    sa, sb = float(np.einsum("ij,ij->", A, A)), float(np.einsum("ij,ij->", B, B))
     ua, ub = float(np.sum(np.diagonal(A) ** 2)), float(np.sum(np.diagonal(B) ** 2))
     mean = ta * tb / (n - 1)
     v1 = (2.0 * ((n - 1) * sa - ta * ta) * ((n - 1) * sb - tb * tb)
@@ -94,17 +96,18 @@ def permutation_moments(A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
     return mean, max(v1 + v2, 0.0)
 
 
-def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float, moments: str = "permutation"
-              ) -> tuple[float, dict[str, float]]:
+def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float, moments: str = "permutation",
+              *, centred: bool = False) -> tuple[float, dict[str, float]]:
     """p-value of the biased MMD^2 under the gamma approximation (pooled Gram matrix).
 
     ``moments="permutation"``: the gamma with the exact mean and variance of the
     statistic over the permutations of these data; ``"asymptotic"``: Gretton et
-    al.'s moments (checked against the exact ones, see :func:`_check`).
+    al.'s moments (checked against the exact ones, see :func:`_check`). `centred`:
+    `K` is already centred.
     """
-    Kc = CentredGram.from_gram(K).Kc
+    Kc = K if centred else CentredGram.from_gram(K).Kc
     n_y = Kc.shape[0] - n_x
-    e_k2 = _offdiag_mean(Kc * Kc)
+    e_k2 = _offdiag_sq_mean(Kc)
     mean = (1.0 / n_x + 1.0 / n_y) * _spread(Kc)
     var = 2.0 * (1.0 / (n_x * (n_x - 1)) + 2.0 / (n_x * n_y) + 1.0 / (n_y * (n_y - 1))) * e_k2
     # MMD^2_b = (1/n_x + 1/n_y)^2 a'Kc a, a the split indicator: B = (a - abar)(a - abar)'
@@ -116,13 +119,19 @@ def mmd_gamma(K: np.ndarray, n_x: int, observed_biased: float, moments: str = "p
 
 
 def hsic_gamma(K: np.ndarray, L: np.ndarray, observed_biased: float,
-               moments: str = "permutation") -> tuple[float, dict[str, float]]:
-    """p-value of HSIC_b under the gamma approximation (`moments` as in :func:`mmd_gamma`)."""
-    Kc, Lc = CentredGram.from_gram(K).Kc, CentredGram.from_gram(L).Kc
+               moments: str = "permutation", *, centred: bool = False
+               ) -> tuple[float, dict[str, float]]:
+    """p-value of HSIC_b under the gamma approximation (`moments` as in :func:`mmd_gamma`;
+    `centred`: `K` and `L` are already centred)."""
+    if centred:
+        Kc, Lc = K, L
+    else:
+        Kc, Lc = CentredGram.from_gram(K).Kc, CentredGram.from_gram(L).Kc
     n = Kc.shape[0]
     mean = _spread(Kc) * _spread(Lc) / n
+    M = Kc * Lc
     var = (2.0 * (n - 4) * (n - 5) / (n * (n - 1) * (n - 2) * (n - 3))
-           * _offdiag_mean((Kc * Lc) ** 2))
+           * _offdiag_sq_mean(M))
     pm, pv = permutation_moments(Kc, Lc)
     return _fit(observed_biased, mean, var, pm / n**2, pv / n**4, moments, "HSIC_b")
 
@@ -205,11 +214,14 @@ def _gamma_sf(t: float, mean: float, var: float) -> tuple[float, dict[str, float
         raise ValueError("the gamma approximation is undefined for these data (zero null "
                          "mean or variance, e.g. constant or too few data); use "
                          "method='permutation'.")
-    from scipy import stats
+    from scipy import special
 
     shape = mean * mean / var
     scale = var / mean
-    return float(stats.gamma.sf(t, shape, scale=scale)), {
+    # the gamma survival function Q(shape, t / scale) (scipy.stats.gamma.sf without its
+    # argument handling: 80 microseconds of a 0.5 ms test)
+    p = float(special.gammaincc(shape, t / scale)) if t > 0 else 1.0
+    return p, {
         "null_mean": float(mean), "null_var": float(var),
         "gamma_shape": float(shape), "gamma_scale": float(scale)}
 
@@ -289,9 +301,9 @@ class GammaMethod(NullMethod):
             p, details = kci_gamma(kf.Kc, kf.Lc, t, lowrank=kf.kind == "kci_lowrank")
             return NullOutcome(p, details=details)
         if kf.kind == "mmd":
-            p, details = mmd_gamma(kf.Kc, kf.n_x, t, self.moments)
+            p, details = mmd_gamma(kf.Kc, kf.n_x, t, self.moments, centred=True)
         else:  # an HSIC_b form, `scale` times it (k samples: the label kernel)
-            p, details = hsic_gamma(kf.Kc, kf.Lc, t / kf.scale, self.moments)
+            p, details = hsic_gamma(kf.Kc, kf.Lc, t / kf.scale, self.moments, centred=True)
             if kf.scale != 1.0:
                 details = {k: (v * kf.scale if k in ("gamma_scale", "null_mean",
                                                       "asymptotic_mean", "permutation_mean")
