@@ -183,7 +183,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
         data_name=problem.data_name, details={**prepared.report, **out.details},
         notes=tuple(notes),
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
-        engine=engine.name, engine_info=prepared.engine_info)
+        engine=engine.name, engine_info=prepared.engine_info, _witness=prepared.witness)
     aggregated = out.members is not None
     cls = result_class(problem.kind, aggregated)
     if aggregated:
