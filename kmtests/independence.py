@@ -86,7 +86,7 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased", "regularized"] | Statistic = "biased",
+    statistic: Literal["biased", "unbiased", "regularized", "fsic"] | Statistic = "biased",
     method: Literal["permutation", "gamma", "wild"] | NullMethod | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
@@ -101,6 +101,8 @@ def independence_test(
     n_features: int | None = None,
     strata: Any = None,
     blocks: int | None = None,
+    n_locations: int | None = None,
+    split_size: int | None = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -136,6 +138,13 @@ def independence_test(
         ``tr(R_x R_y)``, ``R = Kc (Kc + n lam I)^{-1}`` for the Tikhonov
         filter, with the KME; configured by `filter` and `lam` (see
         :func:`kmtests.two_sample_test` and :doc:`/user_guide/regularized`).
+        ``"fsic"``: the interpretable linear-time NFSIC test of Jitkrittum et
+        al. (2017), the HSIC witness at `n_locations` paired locations
+        ``(v_j, w_j)`` learned with the Gaussian widths on `split_size`
+        training pairs and tested on the others, with its chi-square null
+        (``method="asymptotic"``, the default) or permutations of the test
+        pairs; the locations are in ``res.details["locations"]`` and
+        ``["locations_y"]``; see :doc:`/user_guide/where`.
     method : {"permutation", "gamma", "wild"} or a method object, optional
         Null distribution: permutations (default, exact level), the gamma
         approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate), or
@@ -195,6 +204,9 @@ def independence_test(
         The number of features ``r`` per variable of ``engine="nystrom"``
         (landmarks, clipped to n) or ``"rff"``; default 200. An error with the
         other engines.
+    n_locations, split_size : int, optional
+        ``statistic="fsic"``: the number of paired test locations (default 5)
+        and of training pairs (default half); an error with another statistic.
     strata : array_like, optional
         Permute `y` against `x` only within strata (one label per pair, e.g. a
         discrete variable the dependence may go through): tests independence
@@ -264,7 +276,8 @@ def independence_test(
         bandwidth_y=bandwidth_y, estimator=estimator, statistic=statistic, method=method,
         tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs,
         progress=progress, data_name=data_name, filter=filter, lam=lam, engine=engine,
-        n_features=n_features, strata=strata, blocks=blocks))
+        n_features=n_features, strata=strata, blocks=blocks, n_locations=n_locations,
+        split_size=split_size))
     assert isinstance(res, IndependenceResult)
     return res
 
@@ -275,14 +288,17 @@ def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussi
           n_resamples: Any = None, rng: SeedLike = None, batch: Any = None,
           n_jobs: Any = None, progress: Any = None, data_name: str | None = None,
           filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None,
-          strata: Any = None, blocks: Any = None
+          strata: Any = None, blocks: Any = None, n_locations: Any = None,
+          split_size: Any = None
           ) -> tuple[IndependenceProblem, Statistic, Engine, NullMethod, str]:
     """:func:`independence_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
     problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
-                                     estimator, statistic, {"filter": filter, "lam": lam},
-                                     data_name)
+                                     estimator, statistic,
+                                     {"filter": filter, "lam": lam, "n_locations": n_locations,
+                                      "split_size": split_size}, data_name)
     problem = restricted(problem, strata, blocks)
+    problem, rng = _driver.held_out_training(problem, stat, method, rng)
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
     eng = resolve_engine(engine, {"n_features": n_features}, scheme="pairing")

@@ -10,11 +10,11 @@ import pytest
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from kmtests import independence_test, mmd, two_sample_test  # noqa: E402
-from kmtests.estimators import ESTIMATORS  # noqa: E402
-from kmtests.statistics.witness import holm  # noqa: E402
+from kmtests import independence_test, mmd, two_sample_test
+from kmtests.estimators import ESTIMATORS
+from kmtests.statistics.witness import holm
 
 
 def _gauss(a, b, bw):
@@ -278,7 +278,7 @@ def test_plot_approximate_null_draws_the_density(samples, kind):
     x, y = samples
     res = (two_sample_test(x, y, statistic="biased", method="gamma") if kind == "gamma"
            else two_sample_test(x, y[:30], engine="block"))
-    label, dist = res.method.null_density(res)
+    _, dist = res.method.null_density(res)
     assert dist.sf(res.statistic) == pytest.approx(res.pvalue, rel=1e-10)
     ax = res.plot()
     assert len(ax.lines) >= 2 and ax.collections  # the density, the statistic, the tail

@@ -95,6 +95,12 @@ def plot_witness(res: KernelTestResult, ax: Any = None, features: Sequence[int] 
     return _plot_hsic_witness(res, w, ax, features, num)
 
 
+def _locations(res: KernelTestResult, key: str = "locations") -> np.ndarray | None:
+    """The learned test locations of an interpretable test (None for the others)."""
+    loc = res.details.get(key)
+    return None if loc is None else np.asarray(loc)
+
+
 def _top_features(res: KernelTestResult, d: int, k: int, features: Sequence[int] | None,
                   prefix: str | None = None) -> list[int]:
     if features is not None:
@@ -125,6 +131,10 @@ def _plot_mmd_witness(res: KernelTestResult, w: Any, ax: Any,
                 label="x")
         ax.plot(y[:, 0], np.full(y.shape[0], bottom), "|", color="C2", markersize=10,
                 label="y")
+        locs = _locations(res)
+        if locs is not None:
+            ax.plot(locs[:, 0], w(locs), "*", color="k", markersize=12,
+                    label="learned test locations")
         ax.set_xlabel("x")
         ax.set_ylabel("witness")
         ax.set_title(f"Witness of {res.statistic_name}")
@@ -140,6 +150,10 @@ def _plot_mmd_witness(res: KernelTestResult, w: Any, ax: Any,
         ax.figure.colorbar(mesh, ax=ax, label="witness mu_x - mu_y")
         ax.scatter(x[:, 0], x[:, 1], s=10, marker="o", color="C1", label="x")
         ax.scatter(y[:, 0], y[:, 1], s=12, marker="x", color="C2", label="y")
+        locs = _locations(res)
+        if locs is not None:
+            ax.scatter(locs[:, 0], locs[:, 1], s=150, marker="*", color="k",
+                       label="learned test locations")
         ax.set_xlabel("x[0]")
         ax.set_ylabel("x[1]")
         ax.set_title(f"Witness of {res.statistic_name}")
@@ -179,6 +193,10 @@ def _plot_hsic_witness(res: KernelTestResult, w: Any, ax: Any,
         mesh = ax.pcolormesh(s, t, W, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="auto")
         ax.figure.colorbar(mesh, ax=ax, label="witness mu_xy - mu_x mu_y")
         ax.scatter(w.x[:, 0], w.y[:, 0], s=8, color="k", label="(x, y) pairs")
+        locs, locs_y = _locations(res), _locations(res, "locations_y")
+        if locs is not None and locs_y is not None:
+            ax.scatter(locs[:, 0], locs_y[:, 0], s=150, marker="*", color="gold",
+                       edgecolors="k", label="learned test locations")
         ax.set_xlabel("x")
         ax.set_ylabel("y")
     else:

@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_sample
-from ..estimators._rules import General, Rule, Uniform
+from ..estimators._rules import General, Rule
 from ..kernels import Gaussian, Kernel
 
-__all__ = ["HSICWitness", "MMDWitness", "NO_POINTS", "feature_relevance", "holm"]
+__all__ = ["NO_POINTS", "HSICWitness", "MMDWitness", "feature_relevance", "holm"]
 
 #: why a test on precomputed kernel matrices has no witness
 NO_POINTS = ("the test was given kernel matrices (kernel='precomputed'), not points: a "
