@@ -254,8 +254,7 @@ def _mmd_u(K: np.ndarray, s: np.ndarray, n_x: int) -> np.ndarray:
 def feature_relevance(kind: str, a: np.ndarray, b: np.ndarray, n_resamples: int,
                       rng: np.random.Generator, names: list[str] | None = None
                       ) -> dict[str, np.ndarray | list[str]]:
-    """One permutation test per feature, Holm-adjusted (see :meth:`~kmtests.results.
-    KernelTestResult.relevance`).
+    """One permutation test per feature, Holm-adjusted (``res.relevance()`` of the results).
 
     Two-sample (`kind` ``"mmd"``; `a`, `b` the samples): for each column ``j``,
     ``MMD^2_u`` of a Gaussian kernel with the median bandwidth of the pooled
