@@ -61,8 +61,11 @@ __all__ = [
 TRAIN_REG = 1e-5
 #: eigenvalues of S below this fraction of the largest are treated as zero
 _RANK_TOL = 1e-10
-#: the width bounds, as factors of the squared median distance (the authors' NFSIC bounds)
+#: the width bounds, as factors of the squared median distance: the authors' NFSIC bounds,
+#: and for ME and SCF (whose authors' optimisers have none) wide ones that only keep the
+#: exponentials finite
 _WIDTH_BOUNDS = (5e-2, 5e3)
+_WIDE_BOUNDS = (1e-4, 1e4)
 
 
 # -- the statistic ---------------------------------------------------------------------------
@@ -183,9 +186,10 @@ def _maximise(f: Callable[[np.ndarray], tuple[float, np.ndarray]], p0: np.ndarra
     return p, -float(neg(p)[0]), bool(res.success), int(res.nit)
 
 
-def _log_bounds(med2: float) -> tuple[float | None, float | None]:
-    """The bounds of a log squared width: ``[0.05, 5000] med^2``."""
-    return float(np.log(med2 * _WIDTH_BOUNDS[0])), float(np.log(med2 * _WIDTH_BOUNDS[1]))
+def _log_bounds(med2: float, bounds: tuple[float, float] = _WIDTH_BOUNDS
+                ) -> tuple[float | None, float | None]:
+    """The bounds of a log squared width: ``[0.05, 5000] med^2`` by default."""
+    return float(np.log(med2 * bounds[0])), float(np.log(med2 * bounds[1]))
 
 
 def _grid_best(values: list[float]) -> int:
@@ -296,7 +300,7 @@ def learn_me(x: np.ndarray, y: np.ndarray, J: int, gen: np.random.Generator,
     p0 = np.concatenate([V0.ravel(), [] if fixed else [np.log(s20)]])
     bounds: list[tuple[float | None, float | None]] = [(None, None)] * (J * d)
     if not fixed:
-        bounds.append(_log_bounds(med2))
+        bounds.append(_log_bounds(med2, _WIDE_BOUNDS))
     init = f(p0)[0]
     p, crit, ok, it = _maximise(f, p0, bounds, max_iter)
     return Learned(p[:J * d].reshape(J, d), s20 if fixed else float(np.exp(p[-1])), crit,
@@ -310,7 +314,7 @@ def learn_scf(x: np.ndarray, y: np.ndarray, J: int, gen: np.random.Generator,
     Initial frequencies standard normal; initial width the best of the
     authors' grid (``mean sd sqrt(d) 2^k``, ``k`` in 20 steps from -4 to 3,
     and ``2^k``, ``k`` in 20 steps from -4 to 4); then L-BFGS-B on the
-    frequencies and ``log s`` (bounded to ``[0.05, 5000]^(1/2) med``).
+    frequencies and ``log s`` (bounded to ``[1e-4, 1e4]^(1/2) med``).
     """
     d = x.shape[1]
     T0 = gen.standard_normal((J, d))
@@ -325,8 +329,8 @@ def learn_scf(x: np.ndarray, y: np.ndarray, J: int, gen: np.random.Generator,
     else:
         s0 = float(width)
     fixed = width is not None
-    lo = np.log(med * np.sqrt(_WIDTH_BOUNDS[0]))
-    hi = np.log(med * np.sqrt(_WIDTH_BOUNDS[1]))
+    lo = np.log(med * np.sqrt(_WIDE_BOUNDS[0]))
+    hi = np.log(med * np.sqrt(_WIDE_BOUNDS[1]))
     lo, hi = min(lo, np.log(s0)), max(hi, np.log(s0))
 
     def f(p: np.ndarray) -> tuple[float, np.ndarray]:
