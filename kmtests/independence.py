@@ -87,7 +87,8 @@ def independence_test(
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["biased", "unbiased", "regularized", "fsic"] | Statistic = "biased",
-    method: Literal["permutation", "gamma", "wild"] | NullMethod | None = None,
+    method: Literal["permutation", "gamma", "wild", "chi2", "asymptotic"] | NullMethod
+    | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
     rng: SeedLike = None,
@@ -141,13 +142,16 @@ def independence_test(
         ``"fsic"``: the interpretable linear-time NFSIC test of Jitkrittum et
         al. (2017), the HSIC witness at `n_locations` paired locations
         ``(v_j, w_j)`` learned with the Gaussian widths on `split_size`
-        training pairs and tested on the others, with its chi-square null
-        (``method="asymptotic"``, the default) or permutations of the test
-        pairs; the locations are in ``res.details["locations"]`` and
-        ``["locations_y"]``; see :doc:`/user_guide/where`.
-    method : {"permutation", "gamma", "wild"} or a method object, optional
+        training pairs and tested on the others, with the permutation null of
+        the test pairs (the default) or the papers' chi-square null
+        (``method="asymptotic"``); the locations are in
+        ``res.details["locations"]`` and ``["locations_y"]``; see
+        :doc:`/user_guide/where`.
+    method : {"permutation", "gamma", "wild", "chi2", "asymptotic"} or a method object, optional
         Null distribution: permutations (default, exact level), the gamma
-        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate), or
+        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate),
+        the weighted chi-square of ``HSIC_b`` (``"chi2"``), the chi-square of
+        ``statistic="fsic"`` (``"asymptotic"``; approximate), or
         the wild bootstrap (:class:`~kmtests.null.WildBootstrap`, approximate;
         with an autoregressive multiplier process for time series, where
         permutations do not keep the level); an object configures it

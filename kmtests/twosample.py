@@ -137,7 +137,8 @@ def two_sample_test(
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["unbiased", "biased", "regularized", "block", "linear", "me", "scf"]
     | Statistic | None = None,
-    method: Literal["permutation", "gamma", "normal", "wild"] | NullMethod | None = None,
+    method: Literal["permutation", "gamma", "normal", "wild", "asymptotic"] | NullMethod
+    | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
     rng: SeedLike = None,
@@ -202,19 +203,22 @@ def two_sample_test(
         Jitkrittum et al. (2016), the mean-embedding and smooth
         characteristic function statistics at `n_locations` test locations
         (frequencies) and a Gaussian width learned on `split_size` training
-        pairs (samples of the same size) and tested on the others, with their
-        chi-square null (``method="asymptotic"``, the default) or
-        permutations of the test pairs; the learned locations are in
-        ``res.details["locations"]``; see :doc:`/user_guide/where`. A
+        pairs (samples of the same size) and tested on the others, with the
+        permutation null of the test pairs (the default; exact given the
+        split) or the papers' chi-square null (``method="asymptotic"``); the
+        learned locations are in ``res.details["locations"]``; see
+        :doc:`/user_guide/where`. A
         statistic object of :mod:`kmtests.statistics` is used as it is.
-    method : {"permutation", "gamma", "normal", "wild"} or a method object, optional
+    method : {"permutation", "gamma", "normal", "wild", "asymptotic"} or a method object, optional
         Null distribution (default: the statistic's own): permutations
         (exact level; the default), the gamma approximation of Gretton et al.
         (2009) for the biased KME statistic (approximate), the wild bootstrap
         (:class:`~kmtests.null.WildBootstrap`: approximate; with an
         autoregressive multiplier process for dependent data), or for the
         linear-time statistics their own null (``"normal"``, their default and
-        the only one they take; permutation options are then an error). An
+        the only one they take; permutation options are then an error), or
+        for ``statistic="me"``/``"scf"`` the papers' chi-square
+        (``"asymptotic"``; approximate). An
         object configures it (:mod:`kmtests.null`), in which case
         `n_resamples`, `batch`, `rng` and `progress` are given there instead.
     tuning : {"permutation", "pooled"}

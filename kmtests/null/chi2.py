@@ -145,9 +145,9 @@ class AsymptoticChiSquare(NullMethod):
     hypothesis they are asymptotically chi-square with as many degrees of
     freedom as features (``J``; ``2J`` for SCF; fewer when the features'
     covariance is singular). The p-value ``P(chi^2_df >= T)`` costs nothing
-    beyond the statistic (linear time); it is approximate: its level at small
-    test sizes is measured in :doc:`/user_guide/where` (``method="permutation"``
-    is exact given the training split).
+    beyond the statistic (linear time); it is approximate and liberal at
+    moderate sizes (measured in :doc:`/user_guide/where`): the tests' default
+    null is ``method="permutation"``, exact given the training split.
     """
 
     name: ClassVar[str] = "asymptotic"

@@ -8,10 +8,10 @@ numerics are in :mod:`kmtests.statistics.locations`). The learned locations
 say *where* the distributions differ most.
 
 The face holds the training pairs out (:meth:`LearnedFeatures.hold_out`) and
-runs the test on the rest: the statistic's null is then the asymptotic
-chi-square (method ``"asymptotic"``, the default, linear time), or the
-permutations of the held-out points (``method="permutation"``, exact given the
-training split).
+runs the test on the rest: the statistic's null is then the permutations of the
+held-out pairs (``method="permutation"``, the default, exact given the training
+split), or the papers' asymptotic chi-square (``method="asymptotic"``, linear
+time, liberal at moderate sizes: see :doc:`/user_guide/where`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class LearnedFeatures(Statistic):
     """Base of the statistics with features learned on a training split."""
 
     options: ClassVar[tuple[str, ...]] = ("n_locations", "split_size")
-    default_method: ClassVar[str] = "asymptotic"
+    default_method: ClassVar[str] = "permutation"
     kind: str = "me"
 
     def __init__(self, n_locations: int | None = None, split_size: int | None = None) -> None:
@@ -82,6 +82,10 @@ class LearnedFeatures(Statistic):
 
     def offers(self, engine: Engine) -> frozenset[str]:
         return frozenset({"values", "chi2_df"})
+
+    def _own(self) -> str:
+        return (f"statistic={self.kind!r} evaluates its kernel at the learned locations "
+                "only (linear time), with no Gram matrix and no low-rank features")
 
     def _pairs_needed(self) -> int:
         return self.n_locations * (2 if self.kind == "scf" else 1) + 2
@@ -196,7 +200,7 @@ class MESCF(LearnedFeatures):
                 f"split_size={self.split_size})")
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
-        return Requirements("split", {"kernel": self.kernel})
+        return Requirements("split", {"kernel": self.kernel}, own_features=self._own())
 
     def _learn(self, x: np.ndarray, y: np.ndarray) -> Learned:
         assert self.gen is not None
@@ -277,7 +281,8 @@ class NFSIC(LearnedFeatures):
         return f"NFSIC(n_locations={self.n_locations}, split_size={self.split_size})"
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
-        return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y})
+        return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y},
+                            own_features=self._own())
 
     def _learn(self, x: np.ndarray, y: np.ndarray) -> Learned:
         assert self.gen is not None
