@@ -256,7 +256,7 @@ def _rejections(kind, n, d, reps, **kw):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["me", "scf"])
 def test_level_of_the_asymptotic_null(kind):
-    """n = 500 (250 test pairs), d = 2, J = 5: measured 5 (ME) and 14 (SCF) of 300 at 5%
+    """n = 500 (250 test pairs), d = 2, J = 5: measured 5 (ME) and 17 (SCF) of 300 at 5%
     (the band is [6, 25]; the chi-square null is not liberal here)."""
     _, hi = _band(300)
     assert _rejections(kind, 500, 2, 300, method="asymptotic") <= hi
