@@ -53,7 +53,7 @@ def test_every_option_has_help():
             seen.update(action.option_strings)
     for flag in ("--statistic", "--filter", "--lam", "--covariance", "--engine", "--n-features",
                  "--block-size", "--n-jobs", "--tuning", "--method", "--group", "--groups",
-                 "--bandwidths", "--test", "--split-size", "--batch"):
+                 "--bandwidths", "--test", "--split-size", "--batch", "--n-locations"):
         assert flag in seen
 
 
@@ -75,6 +75,11 @@ TWO_SAMPLE_CASES = [
      dict(estimator="skmse", tuning="pooled", rng=2, n_resamples=49)),
     (["--method", "gamma", "--statistic", "biased", "--kernel", "laplacian", "--bandwidth",
       "1.5"], dict(method="gamma", statistic="biased", kernel="laplacian", bandwidth=1.5)),
+    (["--statistic", "me", "--n-locations", "2", "--split-size", "10", "--seed", "4",
+      "--method", "asymptotic"],
+     dict(statistic="me", n_locations=2, split_size=10, rng=4, method="asymptotic")),
+    (["--statistic", "scf", "--n-locations", "1", "--seed", "4", "--n-resamples", "49"],
+     dict(statistic="scf", n_locations=1, rng=4, n_resamples=49)),
 ]
 
 
@@ -96,6 +101,9 @@ INDEPENDENCE_CASES = [
       "--n-resamples", "49"],
      dict(statistic="regularized", lam=0.05, filter="cutoff", rng=1, n_resamples=49)),
     (["--method", "gamma"], dict(method="gamma")),
+    (["--statistic", "fsic", "--n-locations", "2", "--split-size", "12", "--seed", "4",
+      "--n-resamples", "49"],
+     dict(statistic="fsic", n_locations=2, split_size=12, rng=4, n_resamples=49)),
 ]
 
 
