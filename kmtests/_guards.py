@@ -32,7 +32,7 @@ __all__ = ["address_space_available", "available_memory", "cgroup_available",
 #: refuse when the estimate exceeds this fraction of the available memory
 MEMORY_FRACTION = 0.9
 #: announce configurations estimated to take longer than this (seconds)
-SLOW_SECONDS = 600.0
+SLOW_SECONDS = 30.0
 #: a cgroup limit at or above this many bytes means "no limit" (cgroup v1 writes
 #: 9223372036854771712, the largest page-aligned int64)
 _NO_LIMIT = 2**60
@@ -224,12 +224,20 @@ def format_seconds(t: float) -> str:
     return f"{t:.1f} s"
 
 
+#: needs below this many bytes are not checked against the available memory (reading the
+#: limits costs about 0.3 ms, the per-call cost of a small test)
+UNCHECKED_BYTES = 32 * 2**20
+
+
 def check_memory(need: float, what: str, advice: str, *, subject: str = "this test") -> None:
     """Raise ``MemoryError`` if `need` bytes exceed the available memory.
 
     `what` names what takes the memory; `advice` says what to do instead;
-    `subject` is what needs it (``"this test"``, ``"this fit"``).
+    `subject` is what needs it (``"this test"``, ``"this fit"``). Needs below
+    :data:`UNCHECKED_BYTES` are not checked.
     """
+    if need < UNCHECKED_BYTES:
+        return
     avail = available_memory()
     if avail is None or need <= MEMORY_FRACTION * avail:
         return
@@ -238,8 +246,11 @@ def check_memory(need: float, what: str, advice: str, *, subject: str = "this te
         f"{format_bytes(avail)} available. {advice}")
 
 
-def warn_if_slow(seconds: float, detail: str, advice: str) -> None:
-    """Warn (:class:`SlowTestWarning`) when the estimated time exceeds :data:`SLOW_SECONDS`."""
+def warn_if_slow(seconds: float, detail: str, advice: str, stacklevel: int = 4) -> bool:
+    """Warn (:class:`SlowTestWarning`) when the estimated time exceeds :data:`SLOW_SECONDS`;
+    whether it did."""
     if seconds > SLOW_SECONDS:
         warnings.warn(f"this test will take about {format_seconds(seconds)} ({detail}). "
-                      f"{advice}", SlowTestWarning, stacklevel=4)
+                      f"{advice}", SlowTestWarning, stacklevel=stacklevel)
+        return True
+    return False

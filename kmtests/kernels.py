@@ -133,10 +133,39 @@ def recompute_cancelled(D: np.ndarray, xs: np.ndarray, ys: np.ndarray, xx: np.nd
         D[i, j] = np.einsum("ij,ij->i", diff, diff)
 
 
+#: up to this many coordinates the squared distances are summed from the differences
+#: (exact to rounding, symmetric, zero diagonal; cheaper than the product form there)
+DIFF_DIMS = 3
+
+
+def _sqdist_diff(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """``sum_k (x_k - y_k)^2`` by row blocks (few coordinates: :data:`DIFF_DIMS`)."""
+    n, m, d = xs.shape[0], ys.shape[0], xs.shape[1]
+    D = np.empty((n, m))
+    if d == 0:
+        D.fill(0.0)
+        return D
+    tmp = np.empty((min(_ROWS, n), m)) if d > 1 else None
+    yt = np.ascontiguousarray(ys.T)
+    for start in range(0, n, _ROWS):
+        stop = min(start + _ROWS, n)
+        rows = D[start:stop]
+        np.subtract(xs[start:stop, 0:1], yt[0:1], out=rows)
+        np.multiply(rows, rows, out=rows)
+        for k in range(1, d):
+            assert tmp is not None
+            t = tmp[:stop - start]
+            np.subtract(xs[start:stop, k:k + 1], yt[k:k + 1], out=t)
+            np.multiply(t, t, out=t)
+            rows += t
+    return D
+
+
 def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
     """Squared distances of unit-scaled points: one N x M buffer, no N x M temporaries.
 
-    Computed by row blocks of ``_ROWS`` (one BLAS product each). With
+    With at most :data:`DIFF_DIMS` coordinates they are summed from the differences
+    (:func:`_sqdist_diff`). Otherwise they are computed by row blocks of ``_ROWS`` (one BLAS product each). With
     ``ys=None`` only the upper block triangle is computed and each block is
     mirrored (half the flops; cache-friendly block transposes), so the result
     is exactly symmetric with a zero diagonal. Entries that the norms form computes
@@ -145,6 +174,8 @@ def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
     """
     sym = ys is None
     yy_pts: np.ndarray = xs if ys is None else ys
+    if xs.shape[1] <= DIFF_DIMS:
+        return _sqdist_diff(xs, yy_pts)
     n, m = xs.shape[0], yy_pts.shape[0]
     D = np.empty((n, m))
     if sym:

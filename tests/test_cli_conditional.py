@@ -63,7 +63,7 @@ def test_equals_the_api(capsys, data):
     (["--x", "a", "--y", "b", "--z", "nope"], "--z: unknown column(s) ['nope']"),
     (["--x", "a", "--y", "b", "--z", "c", "--bandwidth-z", "-1"], "argument --bandwidth-z"),
     (["--x", "a", "--y", "b", "--z", "c", "--criterion", "loo", "--filter", "cutoff"],
-     "criterion='loo' is the exact leave-one-out error"),
+     "--criterion loo is the exact leave-one-out error"),
 ])
 def test_errors(capsys, data, argv, message):
     rc, out, err = _run(capsys, "conditional", data[0], *argv)

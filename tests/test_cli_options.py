@@ -47,14 +47,52 @@ def test_every_option_has_help():
     seen = set()
     for path, parser in _parsers(_cli._parser()):
         for action in parser._actions:
-            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+            if isinstance(action, argparse._HelpAction):
+                continue
+            if isinstance(action, argparse._SubParsersAction):  # every command has help
+                for choice in action._choices_actions:
+                    assert choice.help, f"kmtests {' '.join(path)} {choice.dest} has no help"
                 continue
             assert action.help, f"kmtests {' '.join(path)}: {action.dest} has no help"
             seen.update(action.option_strings)
     for flag in ("--statistic", "--filter", "--lam", "--covariance", "--engine", "--n-features",
                  "--block-size", "--n-jobs", "--tuning", "--method", "--group", "--groups",
-                 "--bandwidths", "--test", "--split-size", "--batch", "--n-locations"):
+                 "--bandwidths", "--test", "--split-size", "--batch", "--progress",
+                 "--no-progress", "--version", "--n-locations"):
         assert flag in seen
+
+
+def test_version(capsys):
+    rc, out, err = _run(capsys, "--version")
+    assert (rc, out, err) == (0, f"kmtests {kmtests.__version__}\n", "")
+    assert kmtests.__version__ == "0.2.0.dev0"
+
+
+def test_every_keyword_of_the_tests_has_its_option():
+    """Each keyword of the Python functions is an option of its command, but those the
+    command sets itself (the data's name, the seed as --seed) or that take Python objects."""
+    import inspect
+
+    def options(*path):
+        for p, parser in _parsers(_cli._parser()):
+            if p == path:
+                return {a.dest for a in parser._actions}
+        raise AssertionError(path)
+
+    own = {"rng", "data_name", "sample_names"}
+    objects = {"kernels": "joint: --kernel", "null": "a PermutationMethod object",
+               "cache": "a memory switch of the regressions"}
+    for path, fn in [(("two-sample",), kmtests.two_sample_test),
+                     (("independence",), kmtests.independence_test),
+                     (("k-sample",), kmtests.k_sample_test),
+                     (("joint",), kmtests.joint_independence_test),
+                     (("conditional",), kmtests.conditional_independence_test),
+                     (("aggregated", "two-sample"), kmtests.aggregated_two_sample_test),
+                     (("aggregated", "independence"), kmtests.aggregated_independence_test)]:
+        keywords = [k for k, v in inspect.signature(fn).parameters.items()
+                    if v.kind == v.KEYWORD_ONLY]
+        missing = set(keywords) - options(*path) - own - set(objects)
+        assert not missing, f"kmtests {' '.join(path)}: no option for {sorted(missing)}"
 
 
 # -- options reach the test ---------------------------------------------------------------------
@@ -75,6 +113,8 @@ TWO_SAMPLE_CASES = [
      dict(estimator="skmse", tuning="pooled", rng=2, n_resamples=49)),
     (["--method", "gamma", "--statistic", "biased", "--kernel", "laplacian", "--bandwidth",
       "1.5"], dict(method="gamma", statistic="biased", kernel="laplacian", bandwidth=1.5)),
+    (["--statistic", "block", "--block-size", "5"], dict(statistic="block", block_size=5)),
+    (["--statistic", "linear"], dict(statistic="linear")),
     (["--statistic", "me", "--n-locations", "2", "--split-size", "10", "--seed", "4",
       "--method", "asymptotic"],
      dict(statistic="me", n_locations=2, split_size=10, rng=4, method="asymptotic")),
@@ -127,6 +167,10 @@ AGGREGATED_CASES = [
     (["--bandwidths", "2", "--filters", "tikhonov", "--lams", "0.1,1", "--weights", "1,2,3,4,5,6"],
      dict(bandwidths=2, filters=["tikhonov"], lams=[0.1, 1.0],
           weights=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])),
+    (["--bandwidths", "3", "--engine", "nystrom", "--n-features", "12"],
+     dict(bandwidths=3, engine="nystrom", n_features=12)),
+    (["--bandwidths", "2", "--estimators", "skmse", "--tuning", "pooled"],
+     dict(bandwidths=2, estimators=["skmse"], tuning="pooled")),
 ]
 
 
@@ -153,6 +197,41 @@ def test_aggregated_independence(files, capsys):
         method="fuse", rng=4, n_resamples=49)
     assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
     assert d["test"].startswith("Aggregated kernel independence test")
+    d = _json(capsys, "aggregated", "independence", tmp / "a.csv", "--x", "u", "--y", "v",
+              "--bandwidths-x", "2", "--bandwidths-y", "2", "--engine", "rff",
+              "--n-features", "16", "--seed", 4, "--n-resamples", 49)
+    want = kmtests.aggregated_independence_test(
+        x[:, :1], x[:, 1:], bandwidths_x=2, bandwidths_y=2, engine="rff", n_features=16,
+        rng=4, n_resamples=49)
+    assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
+
+
+@pytest.mark.parametrize("argv, progress", [([], None), (["--progress"], True),
+                                            (["--no-progress"], False)])
+@pytest.mark.parametrize("command, face", [
+    (["two-sample", "a.csv", "b.csv"], "two_sample_test"),
+    (["independence", "a.csv", "--x", "u", "--y", "v"], "independence_test"),
+    (["k-sample", "a.csv", "b.csv"], "k_sample_test"),
+    (["aggregated", "two-sample", "a.csv", "b.csv"], "aggregated_two_sample_test"),
+    (["joint", "a.csv"], "joint_independence_test"),
+    (["conditional", "both.csv", "--x", "u", "--y", "v", "--z", "g"],
+     "conditional_independence_test"),
+])
+def test_progress_reaches_the_test(files, capsys, monkeypatch, command, face, argv, progress):
+    """--progress / --no-progress: progress=True / False; neither: the function's default."""
+    tmp, _, _ = files
+    pd.read_csv(tmp / "both.csv").assign(g=lambda d: (d["g"] == "trt").astype(float)).to_csv(
+        tmp / "both.csv", index=False)
+    seen = {}
+
+    def fake(*args, **kwargs):
+        seen.update(kwargs)
+        raise ValueError("stopped")
+
+    monkeypatch.setattr(kmtests, face, fake)
+    rc, _, err = _run(capsys, *[tmp / c if c.endswith(".csv") else c for c in command], *argv)
+    assert rc == 2 and err == "kmtests: error: stopped\n"
+    assert seen.get("progress", "absent") == ("absent" if progress is None else progress)
 
 
 # -- one file with a group column -------------------------------------------------------------
@@ -198,7 +277,13 @@ def test_group_with_three_values_or_two_files_is_refused(files, capsys):
     df.to_csv(tmp / "three.csv", index=False)
     rc, _, err = _run(capsys, "two-sample", tmp / "three.csv", "--group", "g")
     assert rc == 2 and "column 'g' of" in err and "has 3 value(s)" in err
-    assert "choose them with --groups A,B" in err
+    hint = f"kmtests k-sample {tmp / 'three.csv'} --group g"
+    assert err.endswith(f"choose them with --groups A,B, or compare all 3 with {hint}\n")
+    # the suggested command runs the k-sample test of the three groups
+    d = _json(capsys, *hint.split()[1:], "--seed", 1, "--n-resamples", 49)
+    assert d["test"].startswith("Kernel k-sample test")
+    assert d["data_name"].endswith(": g = other, ctl, trt")
+    assert list(d["sizes"].values()) == [3, 23, 22]
     rc, _, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--group", "g")
     assert rc == 2 and "--group splits one file into the samples; got 2 files" in err
 
@@ -229,21 +314,68 @@ def test_standard_input(files, capsys, monkeypatch):
 @pytest.mark.parametrize("argv, message", [
     (["--engine", "nystrom", "--n-features", "0"],
      "argument --n-features: must be a positive integer; got '0'"),
-    (["--engine", "block", "--n-resamples", "9"],
-     "the statistic's null (method='normal', its default) has no permutations: "
-     "--n-resamples do(es) not apply"),
     (["--statistic", "regularized", "--lam", "-1"], "--lam must be"),
     (["--engine", "exact", "--n-features", "5"], "--n-features"),
     (["--lam", "1,x"], "argument --lam: must be 'auto', a number or comma-separated numbers; "
                        "got '1,x'"),
     (["--engine", "gpu"], "argument --engine: invalid choice: 'gpu'"),
     (["--statistic", "median"], "argument --statistic: invalid choice: 'median'"),
+    # the Python API's name='value' is written in the command line's words
+    (["--filter", "cutoff"], "kmtests: error: --filter configures --statistic regularized; "
+                             "with --statistic unbiased it would be ignored.\n"),
+    (["--block-size", "3"], "kmtests: error: --block-size configures --statistic block; "
+                            "with --statistic unbiased it would be ignored.\n"),
+    (["--engine", "linear", "--statistic", "biased"],
+     "kmtests: error: --engine linear computes its own unbiased linear-time statistic; "
+     "--statistic biased needs --engine exact or streamed.\n"),
+    (["--engine", "block", "--n-resamples", "9"],
+     "(--method normal, its default) has no permutations: --n-resamples do(es) not apply. "
+     "Drop them, or run a permutation test with --engine exact or streamed."),
 ])
 def test_errors_name_the_command_line_options(files, capsys, argv, message):
     tmp, _, _ = files
     rc, out, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", *argv)
     assert rc == 2 and out == "" and message in err
     assert "Traceback" not in err and "`" not in err.splitlines()[-1]
+
+
+def test_warnings_are_one_line_in_the_command_line_words(files, capsys):
+    """A warning of the Python function is printed as the errors are, and the command goes
+    on: here a bandwidth so small that the kernel matrix is the identity."""
+    import warnings
+
+    tmp, x, y = files
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        rc, out, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--bandwidth",
+                            "1e-9", "--n-resamples", 19, "--seed", 1)
+    assert rc == 0 and "p-value = 1" in out
+    assert err.startswith("kmtests: warning: MMD^2_u with the Gaussian kernel (bandwidth = "
+                          "1e-09) is the same for the data and for every permutation")
+    assert err.endswith("carries no evidence either way. (DegenerateStatisticWarning)\n")
+    assert err.count("\n") == 1
+    flags = {"engine": "--engine", "n_resamples": "--n-resamples"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        _cli._warning_printer(flags)(UserWarning("use engine='nystrom' or fewer `n_resamples`"),
+                                     kmtests.SlowTestWarning, "file.py", 1)
+    assert capsys.readouterr().err == ("kmtests: warning: use --engine nystrom or fewer "
+                                       "--n-resamples (SlowTestWarning)\n")
+
+
+def test_python_spelling_becomes_options():
+    """`name` and name='value' of the command's options become the options; other names,
+    and text that only looks alike, stay."""
+    flags = {"engine": "--engine", "n_features": "--n-features", "lam": "--lam"}
+    spelled = _cli._spelled
+    assert spelled("`n_features` needs engine='nystrom' or 'rff'", flags) == \
+        "--n-features needs --engine nystrom or rff"
+    assert spelled("engine='exact', 'streamed' or 'auto'; got lam=-1.5", flags) == \
+        "--engine exact, streamed or auto; got --lam -1.5"
+    assert spelled("process='ar' and kernel='precomputed'\nnext line", flags) == \
+        "process='ar' and kernel='precomputed' next line"
+    assert spelled("p-value = (1 + #{T_b >= T}) / (1 + B); x.engine='a'", flags) == \
+        "p-value = (1 + #{T_b >= T}) / (1 + B); x.engine='a'"
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -82,6 +82,70 @@ def test_statistic_equals_brute_force(augment):
     assert res.params["x"]["epsilon"] == pytest.approx(n * lam)
 
 
+def test_one_given_lam_uses_a_cholesky_residual_equal_to_the_spectral_one():
+    # the fixed settings (one kernel on z, one lam, Tikhonov) take ridge_residual, which
+    # must be the spectral regression to rounding: R, R Kc R, df
+    x, y, z = _data(3, 60, dz=2)
+    zs, kz = _std(z), Gaussian(0.8)
+    Kx = _centre(_gram(_std(x), 1.0))
+    for lam in (1e-5, 1e-2, 1.0):
+        rr = cme.ridge_residual(kz, zs, lam, cache=False)
+        assert isinstance(rr, cme.RidgeResidual)
+        fit = ConditionalMeanEmbedding(lam=lam).fit([kz], zs, Kx, cache=False)
+        assert isinstance(fit, cme.FittedRegression)
+        np.testing.assert_allclose(rr.residual_operator(), fit.residual_operator(),
+                                   rtol=0, atol=1e-10)
+        np.testing.assert_allclose(rr.residual_gram(Kx), fit.residual_gram(Kx), rtol=0,
+                                   atol=1e-10 * np.abs(Kx).max())
+        assert rr.df == pytest.approx(fit.df, rel=1e-9)
+        np.testing.assert_allclose(rr.residual_operator() @ np.ones(60), 1.0, atol=1e-10)
+    # a target of full numerical rank takes the products with R
+    Kw = _centre(_gram(np.random.default_rng(4).normal(size=(60, 5)), 0.3))
+    fit = ConditionalMeanEmbedding(lam=1e-2).fit([kz], zs, Kw, cache=False)
+    np.testing.assert_allclose(cme.ridge_residual(kz, zs, 1e-2, cache=False).residual_gram(Kw),
+                               fit.residual_gram(Kw), rtol=0, atol=1e-10)
+    # lam at rounding level: too ill-conditioned to factorise, the caller decomposes
+    assert cme.ridge_residual(kz, zs, 1e-300, cache=False) is None
+    assert cme.ridge_residual(kz, zs, 1e-12, cache=False) is None
+    res = ci(x, y, z, bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.8, lam=1e-300)
+    assert np.isfinite(res.statistic) and 0.0 <= res.pvalue <= 1.0
+
+
+def test_psd_factor_reproduces_the_matrix_or_declines():
+    from kmtests._gram import psd_factor
+
+    gen = np.random.default_rng(5)
+    K = _centre(_gram(gen.normal(size=(80, 1)), 1.0))
+    F = psd_factor(K, 40)
+    assert F is not None and F.shape[1] < 40
+    np.testing.assert_allclose(F @ F.T, K, rtol=0, atol=1e-12)
+    assert psd_factor(K, F.shape[1] - 1) is None  # rank above the limit
+    w, V = np.linalg.eigh(K)
+    indefinite = K - 2.0 * w[-1] * np.outer(V[:, -1], V[:, -1])  # eigenvalue -w[-1]
+    assert psd_factor(indefinite, 80) is None
+
+
+def test_the_cholesky_residual_is_cached_with_the_spectra(monkeypatch):
+    from scipy.linalg import lapack
+
+    calls = []
+    real = lapack.dpotrf
+    monkeypatch.setattr(lapack, "dpotrf", lambda *a, **k: calls.append(1) or real(*a, **k))
+    cme.clear_cache()
+    x, y, z = _data(13, 50)
+    fixed = dict(bandwidth_x=1.0, bandwidth_y=1.0, bandwidth_z=0.5, lam=1e-3)
+    first = ci(x, y, z, **fixed)
+    assert len(calls) == 1  # one factorisation shared by x and y
+    assert ci(x, y, z, **fixed).statistic == first.statistic
+    ci(y, x, z, **fixed)  # other variables, the same z
+    assert len(calls) == 1
+    ci(x, y, z, cache=False, **fixed)
+    assert len(calls) == 2
+    ci(x, y, z, **{**fixed, "lam": 2e-3})  # another lam: another operator
+    assert len(calls) == 3
+    cme.clear_cache()
+
+
 @pytest.mark.parametrize("filt", ["showalter", "cutoff", "iterated_tikhonov"])
 def test_other_filters_are_the_shrink_factors_of_the_spectrum(filt):
     x, y, z = _data(2, 30)

@@ -99,6 +99,7 @@ def test_available_memory_is_the_least_limit(monkeypatch):
 
 def test_check_memory_names_the_need_and_the_subject(monkeypatch):
     monkeypatch.setattr(_guards, "available_memory", lambda: 10 * MB)
+    monkeypatch.setattr(_guards, "UNCHECKED_BYTES", 0)
     check_memory(8 * MB, "a matrix", "Do less.")  # 0.9 x 10 MB is enough
     with pytest.raises(MemoryError, match=r"^this test needs about 20.0 MB of memory \(a "
                        r"matrix\), more than the 10.0 MB available. Do less.$"):
@@ -137,3 +138,15 @@ def test_address_space_limit_refuses_a_test_up_front():
     assert out.stdout.startswith("REFUSED: this test needs about"), out.stdout + out.stderr
     assert "8000 x 8000 pooled Gram matrix" in out.stdout
     assert "MB available" in out.stdout
+
+
+def test_small_needs_are_not_checked(monkeypatch):
+    # reading the limits costs a small test most of its time; below UNCHECKED_BYTES the
+    # guard does not read them (and a need above it still is checked)
+    def boom():
+        raise AssertionError("read the limits")
+
+    monkeypatch.setattr(_guards, "available_memory", boom)
+    check_memory(_guards.UNCHECKED_BYTES - 1, "a matrix", "Do less.")
+    with pytest.raises(AssertionError, match="read the limits"):
+        check_memory(_guards.UNCHECKED_BYTES, "a matrix", "Do less.")

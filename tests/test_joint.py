@@ -459,7 +459,7 @@ def test_cli_joint(xor_csv, capsys):
     (["--columns", "a+b,b"], "each column can be in one variable only; ['b']"),
     (["--columns", "a,b", "--bandwidths", "1,2,3"],
      "--bandwidths must be one value for all variables or one per variable (2); got 3"),
-    (["--method", "gamma", "--seed", "3"], "method='gamma' draws nothing: --seed"),
+    (["--method", "gamma", "--seed", "3"], "--method gamma draws nothing: --seed"),
     (["--columns", "a,e"], "unknown column(s) ['e']"),
 ])
 def test_cli_joint_errors(xor_csv, capsys, argv, message):

@@ -220,6 +220,7 @@ def little_memory(monkeypatch):
     from kmtests import _guards
 
     monkeypatch.setattr(_guards, "available_memory", lambda: 2_000_000)  # 2 MB
+    monkeypatch.setattr(_guards, "UNCHECKED_BYTES", 0)
 
 
 def _refused_before_allocating(call, match):
@@ -265,6 +266,7 @@ def test_transform_predict_and_distributions_refused_up_front(rng, monkeypatch):
     big = rng.normal(size=(20_000, 3))
     bigger = np.tile(big, (3, 1))
     monkeypatch.setattr(_guards, "available_memory", lambda: 2_000_000)
+    monkeypatch.setattr(_guards, "UNCHECKED_BYTES", 0)
     apply = r"Pass `X` in batches of rows, or use a machine with more memory.$"
     _refused_before_allocating(lambda: kpca.transform(big), r"^this transform needs about "
                                r".*\(the cross Gram matrix with the training points: about 5 "

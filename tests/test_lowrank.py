@@ -225,6 +225,8 @@ def test_auto_never_chooses_a_low_rank_engine(monkeypatch):
     from kmtests.engines import Auto, Requirements
 
     monkeypatch.setattr(_guards, "available_memory", lambda: 1.0)
+
+    monkeypatch.setattr(_guards, "UNCHECKED_BYTES", 0)
     with pytest.raises(MemoryError, match="approximate engine: engine=.nystrom. or .rff."):
         Auto().resolved(Requirements("pairing"), 1000, {})
     assert Auto().resolved(Requirements("split"), 1000, {}).name == "streamed"

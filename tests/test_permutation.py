@@ -144,3 +144,36 @@ def test_exact_switch_is_reported_not_silent(rng):
     assert not res.exact and res.n_resamples == 19
     text = str(kmtests.two_sample_test(x, y, n_resamples=20)).replace("\n\t", " ")  # unwrap
     assert "exact permutation p-value (all 20 arrangements)" in text
+
+
+def test_a_long_permutation_loop_is_announced_early(monkeypatch):
+    # the second batch's time projects the whole loop; a projection above SLOW_SECONDS
+    # warns with the faster alternatives, before most of the loop has run
+    import warnings
+
+    import kmtests
+    from kmtests import _guards
+
+    monkeypatch.setattr(_guards, "SLOW_SECONDS", 0.0)
+    gen = np.random.default_rng(0)
+    x, y = gen.normal(size=(300, 2)), gen.normal(size=(300, 2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = kmtests.two_sample_test(x, y, n_resamples=4000, rng=1)
+    slow = [w for w in caught if issubclass(w.category, kmtests.SlowTestWarning)]
+    assert len(slow) == 1
+    assert "4000 permutations, measured on the first" in str(slow[0].message)
+    assert "n_resamples=999" in str(slow[0].message) and "nystrom" in str(slow[0].message)
+    # the warning does not change the test
+    monkeypatch.setattr(_guards, "SLOW_SECONDS", 1e9)
+    assert kmtests.two_sample_test(x, y, n_resamples=4000, rng=1).pvalue == res.pvalue
+
+
+def test_short_first_batches_do_not_change_the_p_value():
+    import kmtests
+
+    gen = np.random.default_rng(2)
+    x, y = gen.normal(size=(40, 1)), gen.normal(0.4, 1.0, size=(45, 1))
+    ref = kmtests.two_sample_test(x, y, n_resamples=999, rng=3, batch=999).pvalue
+    for batch in (7, 64, 500):
+        assert kmtests.two_sample_test(x, y, n_resamples=999, rng=3, batch=batch).pvalue == ref

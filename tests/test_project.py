@@ -16,6 +16,75 @@ def test_ci_runs_the_readme_test_command_exactly():
     assert ci == [test]
 
 
+def test_the_readme_first_command_is_the_light_install():
+    """The first command installs kmtests without extras (the demo needs none); the extras
+    of the test-suite and the documentation are installed by the test command."""
+    readme = (ROOT / "README.md").read_text().splitlines()
+    blocks = [readme[i + 1] for i, line in enumerate(readme) if line.strip() == "```sh"]
+    assert blocks[0] == ("python3 -m venv .venv && .venv/bin/pip install -q . && "
+                         ".venv/bin/kmtests demo")
+    assert '.venv/bin/pip install -q -e ".[test,docs]"' in blocks[1]
+
+
+def test_the_readme_renders_on_pypi():
+    """PyPI shows the README without the repository around it: every link and image is an
+    absolute https URL (`twine check` on the built files is in tests/test_packaging.py)."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)             # [text](target), ![alt](src)
+    targets += re.findall(r"^\[[^\]]+\]:\s*(\S+)", text, re.M)  # [label]: target
+    targets += re.findall(r"<img[^>]*src=\"([^\"]+)\"", text)
+    assert targets
+    assert [t for t in targets if not t.startswith("https://")] == []
+
+
+def _pyproject():
+    import pytest
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _version_in_init():
+    import ast
+
+    tree = ast.parse((ROOT / "kmtests" / "__init__.py").read_text())
+    found = [n.value.value for n in tree.body if isinstance(n, ast.Assign)
+             and [getattr(t, "id", None) for t in n.targets] == ["__version__"]]
+    assert len(found) == 1 and isinstance(found[0], str)
+    return found[0]
+
+
+def test_packaging_metadata():
+    """PEP 639 license metadata (an SPDX expression and the license file; no License
+    classifier beside it), the version from kmtests/__init__.py, well-formed URLs."""
+    import kmtests
+
+    meta = _pyproject()
+    project = meta["project"]
+    assert project["license"] == "BSD-3-Clause"
+    assert project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith(
+        "BSD 3-Clause License\n\nCopyright (c) 2026, the kmtests developers\n")
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]
+    assert "Typing :: Typed" in project["classifiers"]
+    assert (ROOT / "kmtests" / "py.typed").exists()
+    assert project["dynamic"] == ["version"] and "version" not in project
+    assert meta["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "kmtests.__version__"}
+    assert kmtests.__version__ == _version_in_init()
+    assert "setuptools>=77" in meta["build-system"]["requires"]
+    urls = project["urls"]
+    assert set(urls) == {"Homepage", "Documentation", "Source", "Issues", "Changelog"}
+    assert all(u.startswith("https://github.com/kmtests/kmtests") for u in urls.values())
+    for extra in ("test",):
+        names = [r.split(">")[0].split("[")[0] for r in project["optional-dependencies"][extra]]
+        assert {"build", "twine"} <= set(names)
+
+
 def test_public_api_is_explicit():
     import kmtests
 

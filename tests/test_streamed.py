@@ -101,6 +101,7 @@ def test_auto_is_exact_when_the_gram_fits_and_streamed_otherwise(monkeypatch, sm
     # 450 kB free: the 120 x 120 Gram matrix (115 kB) takes more than a quarter of it, the
     # streamed engine's buffers (395 kB with the small tiles) fit
     monkeypatch.setattr(_guards, "available_memory", lambda: 450_000)
+    monkeypatch.setattr(_guards, "UNCHECKED_BYTES", 0)
     res2 = kmtests.two_sample_test(x, y, engine="auto", n_resamples=99, rng=2)
     assert res2.engine == "streamed" and res2.pvalue == res.pvalue
     assert any("engine='auto' chose 'streamed'" in n for n in res2.notes)
@@ -135,7 +136,8 @@ def test_row_blocks_on_a_dask_cluster_give_the_local_pvalue(small_tiles, monkeyp
             distributed.Client(cluster):
         with parallel_config(backend="dask"):
             remote = kmtests.two_sample_test(x, y, engine="streamed", n_resamples=199, rng=11)
-    assert seen == [False, False, True, True]  # the row blocks went through the dask backend
+    half = len(seen) // 2  # one entry per batch: local batches, then the same on dask
+    assert half >= 2 and seen == [False] * half + [True] * half  # went through dask
     np.testing.assert_array_equal(remote.null_distribution, local.null_distribution)
     assert remote.pvalue == local.pvalue
 

@@ -403,6 +403,8 @@ def test_memory_is_checked_before_computing(rng, monkeypatch):
     from kmtests import _guards
 
     monkeypatch.setattr(_guards, "available_memory", lambda: 10_000)
+
+    monkeypatch.setattr(_guards, "UNCHECKED_BYTES", 0)
     x, y = rng.normal(size=(30, 2)), rng.normal(size=(40, 2))
     with pytest.raises(MemoryError, match=r"needs about .* \(the 70 x 70 pooled Gram matrix "
                        r"takes 39.2 kB\), more than the 10.0 kB available. Test a random "

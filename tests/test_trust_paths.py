@@ -129,6 +129,8 @@ def test_aggregated_tests_check_memory_before_building_anything(monkeypatch):
         raise AssertionError("a Gram matrix was built before the memory check")
 
     monkeypatch.setattr(_guards, "available_memory", lambda: 50_000)
+
+    monkeypatch.setattr(_guards, "UNCHECKED_BYTES", 0)
     monkeypatch.setattr(Kernel, "centred_gram", boom)
     x, y = _null(6, 60)
     with pytest.raises(MemoryError, match="members' matrices"):

@@ -7,7 +7,9 @@ validated by their argparse types (:mod:`kmtests.cli._args`), CSV files are
 read by :mod:`kmtests.cli._data` (whose messages name the file; ``-`` is
 standard input), optional dependencies and output paths are checked before a
 study starts, and the messages of the Python functions name the command
-line's options (``--n-features``, not ``n_features``).
+line's options (``--n-features``, not ``n_features``; ``--engine exact``, not
+``engine='exact'``). Warnings are written alike, one line each
+(``kmtests: warning: ...``), and the command goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -34,8 +37,9 @@ _EXTRA = "pip install 'kmtests[power]'"
 _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", "engine",
                  "n_features", "covariance", "split_size", "block_size", "n_locations"]
 _K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
-_RESAMPLING = ["n_resamples", "batch", "n_jobs"]
-_AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha"]
+_RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress"]
+_AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha",
+               "tuning", "engine", "n_features"]
 #: keyword arguments a --test cannot set: the study sets them, or they make no sense there
 _SET_BY_THE_STUDY = {"x", "y", "n_resamples", "rng", "progress", "data_name", "null",
                      "_held_out"}
@@ -523,7 +527,7 @@ def _add_aggregated(sub: Any) -> None:
             "Aggregated independence test between the columns --x and --y of a CSV file."))
         (_two_sample_data if kind == "two_sample" else _independence_data)(p)
         opt.add_kernels(p, kind, plural=True)
-        opt.add_aggregated(p)
+        opt.add_aggregated(p, kind)
         opt.add_resampling(p, 1999)
         opt.add_io(p)
         p.set_defaults(_flags=_flags(p))
@@ -576,9 +580,13 @@ def _add_power(sub: Any) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(
         prog="kmtests", description="Kernel two-sample (MMD), independence (HSIC), k-sample, "
         "joint and conditional independence tests.")
+    parser.add_argument("--version", action="version", version=f"kmtests {__version__}",
+                        help="print the version of kmtests and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run both tests on the bundled Eckerle4 data")
     _add_test_commands(sub)
@@ -591,12 +599,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: ``name='value'`` (also ``name='a' or 'b'``, ``name=3``) in a message of the Python API
+_ASSIGNED = re.compile(r"(?<![\w.\-])([a-z_]\w*)=('[^'\s]*'(?:(?:, | or | and )'[^'\s]*')*"
+                       r"|-?\d[\w.+\-]*)")
+
+
 def _spelled(message: str, flags: dict[str, str]) -> str:
-    """`message` in one line, with the backticked Python names of options as CLI options."""
+    """`message` in one line and in the command line's words: the Python names of options,
+    backticked (`` `n_features` ``) or set (``engine='exact'``, ``engine='exact' or
+    'streamed'``), become the command's options (``--n-features``, ``--engine exact``,
+    ``--engine exact or streamed``). Names that are no option of the command stay."""
     def option(m: re.Match[str]) -> str:
         return flags.get(m.group(1), m.group(0))
 
-    return re.sub(r"`(\w+)`", option, " ".join(message.split("\n")))
+    def assigned(m: re.Match[str]) -> str:
+        flag = flags.get(m.group(1))
+        return m.group(0) if flag is None else f"{flag} {m.group(2).replace(chr(39), '')}"
+
+    text = re.sub(r"`(\w+)`", option, " ".join(message.split("\n")))
+    return _ASSIGNED.sub(assigned, text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -624,6 +645,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (2, message already printed)
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     args._n_memory = None
+    flags = getattr(args, "_flags", {})
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_printer(flags)
+        return _main(args, flags)
+
+
+def _warning_printer(flags: dict[str, str]) -> Any:
+    """Warnings as the errors are written: one line on standard error, in the command
+    line's words, with their kind (``kmtests: warning: ... (SlowTestWarning)``)."""
+    def show(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+        print(f"kmtests: warning: {_spelled(str(message), flags)} ({category.__name__})",
+              file=sys.stderr)
+
+    return show
+
+
+def _main(args: argparse.Namespace, flags: dict[str, str]) -> int:
     try:
         if args.command == "demo":
             return _demo()
@@ -645,8 +683,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"kmtests: error: {_spelled(str(exc), getattr(args, '_flags', {}))}",
-              file=sys.stderr)
+        print(f"kmtests: error: {_spelled(str(exc), flags)}", file=sys.stderr)
         return 2
     return 0
 

@@ -14,9 +14,14 @@ from typing import Any, Callable
 
 KERNELS = "gaussian, laplacian, ard, linear, polynomial or distance"
 STATISTICS = ["unbiased", "biased", "regularized"]
+#: the two-sample test's linear-time statistics (as --engine block / linear)
+LINEAR_TIME = ["block", "linear"]
 FILTERS = ["tikhonov", "showalter", "iterated_tikhonov", "cutoff"]
 TWO_SAMPLE_ENGINES = ["exact", "streamed", "auto", "block", "linear", "nystrom", "rff"]
 INDEPENDENCE_ENGINES = ["exact", "auto", "nystrom", "rff"]
+#: the engines of the aggregated tests (no linear-time statistic)
+AGGREGATED_ENGINES = {"two_sample": ["exact", "streamed", "auto", "nystrom", "rff"],
+                      "independence": INDEPENDENCE_ENGINES}
 WEIGHTS = ["uniform", "increasing", "decreasing", "centred"]
 
 
@@ -202,6 +207,10 @@ def add_resampling(p: argparse.ArgumentParser, default: int) -> None:
                    help="permutations per step (memory; default: about 16 MB worth)")
     p.add_argument("--n-jobs", type=n_jobs, default=None,
                    help="threads: -1 (all cores) or a positive number")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar of the null distribution (needs tqdm), or never "
+                   "(--no-progress); default: when it is expected to take more than a few "
+                   "seconds")
 
 
 def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> None:
@@ -211,10 +220,13 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
         p.add_argument("--estimator", default=None,
                        help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
     learned = (["me", "scf"] if two else ["fsic"]) if not power else ["me", "scf", "fsic"]
-    p.add_argument("--statistic", default=None, choices=STATISTICS + learned,
+    p.add_argument("--statistic", default=None,
+                   choices=STATISTICS + (LINEAR_TIME if two or power else []) + learned,
                    help="the statistic's form (default: the estimator's; 'regularized': the "
-                   "spectral-regularised MMD/HSIC, see --filter, --lam; "
-                   f"{', '.join(learned)}: the interpretable tests with test locations "
+                   "spectral-regularised MMD/HSIC, see --filter, --lam"
+                   + ("; block, linear: the linear-time statistics of --engine block, linear"
+                      if two or power else "")
+                   + f"; {', '.join(learned)}: the interpretable tests with test locations "
                    "learned on a training split, see --n-locations, --split-size)")
     methods = (["permutation", "gamma", "normal", "wild", "asymptotic"] if two else
                ["permutation", "gamma", "wild", "chi2", "asymptotic"])
@@ -316,7 +328,8 @@ def add_kernels(p: argparse.ArgumentParser, kind: str, *, plural: bool = False) 
                        + bhelp)
 
 
-def add_aggregated(p: argparse.ArgumentParser) -> None:
+def add_aggregated(p: argparse.ArgumentParser, kind: str) -> None:
+    """Options of ``aggregated_two_sample_test`` / ``aggregated_independence_test``."""
     p.add_argument("--estimators", type=names, default=None,
                    help="comma-separated kernel mean estimators (default kme)")
     p.add_argument("--statistics", type=names, default=None,
@@ -334,6 +347,15 @@ def add_aggregated(p: argparse.ArgumentParser) -> None:
                    "comma-separated numbers")
     p.add_argument("--alpha", type=probability, default=None,
                    help="level at which the report says which members reject (default 0.05)")
+    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+                   help="data-driven estimator parameters re-tuned on every permutation "
+                   "(default) or tuned once on the pooled sample")
+    p.add_argument("--engine", default=None, choices=AGGREGATED_ENGINES[kind],
+                   help="how every member's statistics are computed (default exact; "
+                   "nystrom, rff: low-rank approximations; --method fuse and regularised "
+                   "members need exact)")
+    p.add_argument("--n-features", type=positive_int, default=None,
+                   help="features of --engine nystrom or rff (default 200)")
 
 
 def given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:

@@ -95,7 +95,7 @@ def run_conditional(args: argparse.Namespace) -> Any:
     table = read_csv(args.data, args.sep, args.encoding)
     x, y, z = (columns(table, getattr(args, r), f"--{r}") for r in ("x", "y", "z"))
     args._n_memory = x.shape[0]
-    kw = opt.given(args, _OPTIONS + ["augment", "n_resamples", "batch", "n_jobs"])
+    kw = opt.given(args, _OPTIONS + ["augment", "n_resamples", "batch", "n_jobs", "progress"])
     if args.seed is not None:
         kw["rng"] = args.seed
     if args.strata is not None:

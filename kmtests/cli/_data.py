@@ -235,10 +235,12 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
         "a k-sample test compares at least two groups"
     if groups is None:
         if (k is not None and len(present) != k) or len(present) < 2:
+            more = (f", or compare all {len(present)} with kmtests k-sample {table.path} "
+                    f"--group {group}" if k == 2 and len(present) > 2 else "")
             raise ValueError(
                 f"--group {group}: column {group!r} of {table.name} has {len(present)} "
                 f"value(s) {present[:10]}; {what}: choose them with --groups "
-                + ("A,B" if k == 2 else "A,B,C"))
+                + ("A,B" if k == 2 else "A,B,C") + more)
         groups = present
     elif (k is not None and len(groups) != k) or len(groups) < 2 \
             or len(set(groups)) != len(groups):

@@ -78,6 +78,6 @@ def run_joint(args: argparse.Namespace) -> Any:
         kw["method"] = args.method
     if args.seed is not None:
         kw["rng"] = args.seed
-    kw.update(opt.given(args, ["n_resamples", "batch", "n_jobs"]))
+    kw.update(opt.given(args, ["n_resamples", "batch", "n_jobs", "progress"]))
     name = ", ".join("+".join(g) for g in groups) + f" in {table.name}"
     return joint_independence_test(*variables, data_name=name, **kw)

@@ -62,7 +62,7 @@ class Auto(Engine):
         from .. import _guards
 
         need = 8.0 * n * n * (1 if req.scheme == "split" else 2)
-        free = _guards.available_memory()
+        free = None if need < _guards.UNCHECKED_BYTES else _guards.available_memory()
         if free is None or need <= AUTO_SHARE * free:
             return Exact()
         for cls in ENGINES.values():

@@ -11,13 +11,12 @@ depend on the number of threads.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from ._threads import resolve_n_jobs
+from ._threads import thread_count
 
 T = TypeVar("T")
 
@@ -26,9 +25,12 @@ _CONTROLLER: Any = None
 
 def blas_threads(n: int) -> Any:
     """Context manager limiting BLAS to `n` threads (controller built once: the
-    first scan of the loaded libraries costs milliseconds)."""
+    first scan of the loaded libraries costs milliseconds). SciPy's LAPACK is loaded
+    first: its BLAS is a library of its own (``libscipy_openblas``, besides NumPy's
+    ``libscipy_openblas64_``), which a controller built before it would not limit."""
     global _CONTROLLER
     if _CONTROLLER is None:
+        import scipy.linalg  # noqa: F401  (loads SciPy's BLAS)
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
@@ -44,7 +46,8 @@ BLAS_SINGLE_BELOW = 2000
 
 def linalg_threads(n_jobs: int | None, n: int) -> Any:
     """BLAS threads for dense linear algebra on `n` observations: `n_jobs` when given,
-    else one thread below :data:`BLAS_SINGLE_BELOW` observations and all above."""
+    else one thread below :data:`BLAS_SINGLE_BELOW` observations and the idle CPUs
+    above."""
     from ._threads import thread_count
 
     if n_jobs is not None:
@@ -60,8 +63,7 @@ def single_blas_thread() -> Any:
 def map_rows_multi(fn: Callable[[np.ndarray], T], perms: np.ndarray,
                    n_jobs: int | None = None) -> list[T]:
     """``[fn(perms[b]) for b]`` with single-threaded BLAS, over `n_jobs` threads."""
-    n_threads = resolve_n_jobs(n_jobs) or os.cpu_count() or 1
-    n_threads = max(1, min(n_threads, perms.shape[0]))
+    n_threads = max(1, min(thread_count(n_jobs), perms.shape[0]))
     with single_blas_thread():
         if n_threads == 1:
             return [fn(p) for p in perms]

@@ -51,7 +51,6 @@ True
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
@@ -301,9 +300,9 @@ def _map(fn: Callable[[int], Any], items: list[int], n_jobs: int | None) -> list
     split a product differently).
     """
     from ._loop import single_blas_thread
-    from ._threads import resolve_n_jobs
+    from ._threads import thread_count
 
-    n_threads = max(1, min(resolve_n_jobs(n_jobs) or os.cpu_count() or 1, len(items)))
+    n_threads = max(1, min(thread_count(n_jobs), len(items)))
     with single_blas_thread():
         if n_threads == 1:
             return [fn(i) for i in items]

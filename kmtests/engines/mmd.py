@@ -139,16 +139,13 @@ def within_sums(K: np.ndarray, perms: np.ndarray, n_x: int,
     points the products run on one BLAS thread: multithreaded OpenBLAS gains
     little there and, when another process occupies a core, is ten times
     slower (N = 400, B = 1000: 0.23 s with 2 threads against 0.023 s with one,
-    on the 2-core benchmark machine); above, BLAS uses its own default.
+    on the 2-core benchmark machine); above, the idle CPUs
+    (:func:`kmtests.engines._threads.idle_cpus`).
     """
     from ._loop import blas_threads
-    from ._threads import resolve_n_jobs
+    from ._threads import thread_count
 
-    n = resolve_n_jobs(n_jobs)
-    if n is None and K.shape[0] < _SMALL_N:
-        n = 1
-    if n is None:
-        return _within_sums(K, perms, n_x)
+    n = 1 if n_jobs is None and K.shape[0] < _SMALL_N else thread_count(n_jobs)
     with blas_threads(n):
         return _within_sums(K, perms, n_x)
 
@@ -158,17 +155,13 @@ def quadratic_forms(K: np.ndarray, A: np.ndarray, n_jobs: int | None = None) -> 
     block-triangular, fixed-shape products of :func:`within_sums`: a row's value does not
     depend on the other rows, nor on how the rows are batched."""
     from ._loop import blas_threads
-    from ._threads import resolve_n_jobs
+    from ._threads import thread_count
 
     def fill(buf: np.ndarray, start: int, stop: int) -> None:
         buf.fill(0.0)
         buf[: stop - start] = A[start:stop]
 
-    n = resolve_n_jobs(n_jobs)
-    if n is None and K.shape[0] < _SMALL_N:
-        n = 1
-    if n is None:
-        return _quad_forms(K, A.shape[0], fill)
+    n = 1 if n_jobs is None and K.shape[0] < _SMALL_N else thread_count(n_jobs)
     with blas_threads(n):
         return _quad_forms(K, A.shape[0], fill)
 

@@ -125,7 +125,7 @@ class StreamedGram:
                     ) -> np.ndarray:
         """``a'Kc a`` for every split in `perms` (x = the first `n_x` entries of a row)."""
         from ._loop import blas_threads
-        from ._threads import resolve_n_jobs
+        from ._threads import thread_count
 
         n_rows = perms.shape[0]
         groups = -(-n_rows // _CHUNK)
@@ -134,7 +134,7 @@ class StreamedGram:
             _membership_into(A[k * _CHUNK:(k + 1) * _CHUNK], perms[k * _CHUNK:(k + 1) * _CHUNK],
                              n_x)
         blocks = range(len(_bounds(self.n)))
-        parts = _map_blocks(self, A, blocks, resolve_n_jobs(n_jobs), blas_threads)
+        parts = _map_blocks(self, A, blocks, thread_count(n_jobs), blas_threads)
         out = np.zeros(groups * _CHUNK)
         for part in parts:  # fixed order: the same bits locally and on a cluster
             out += part

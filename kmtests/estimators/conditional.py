@@ -48,9 +48,15 @@ on Zhang et al.'s post-nonlinear null with two irrelevant coordinates 31 of
 ``"cutoff"`` filters half the data sets had no residuals at all). The tuned
 regressions of the level battery use 5-80 degrees of freedom at ``n = 200``.
 
-The eigendecompositions are cached by the bytes of ``z`` and the kernel
-(:func:`z_spectrum`): a causal-discovery run that conditions many tests on the
-same ``z`` decomposes its Gram matrix once.
+**One given ``lam``.** Kernel ridge regression at one given ``lam`` with one kernel on
+``z`` (KCI's fixed settings) needs no eigendecomposition: :func:`ridge_residual` forms
+``R = n lam (Kz_c + n lam I)^{-1}`` from a Cholesky factorisation (about ``n^3``
+flops against ``9 n^3`` for the eigendecomposition and the products with its
+eigenvectors; equal to the spectral form to rounding).
+
+The decompositions are cached by the bytes of ``z`` and the kernel
+(:func:`z_spectrum`, :func:`ridge_residual`): a causal-discovery run that conditions
+many tests on the same ``z`` decomposes its Gram matrix once.
 """
 
 from __future__ import annotations
@@ -65,8 +71,9 @@ import numpy as np
 
 from .filters import FILTERS, shrink_factor
 
-__all__ = ["CRITERIA", "ConditionalMeanEmbedding", "FittedRegression", "ZSpectrum",
-           "clear_cache", "feature_spectrum", "lambda_grid_cme", "z_spectrum"]
+__all__ = ["CRITERIA", "ConditionalMeanEmbedding", "FittedRegression", "RidgeResidual",
+           "ZSpectrum", "clear_cache", "feature_spectrum", "lambda_grid_cme",
+           "ridge_residual", "z_spectrum"]
 
 #: the tuning criteria of :class:`ConditionalMeanEmbedding`
 CRITERIA = ("gcv", "loo", "marglik")
@@ -100,8 +107,12 @@ class ZSpectrum:
     def n(self) -> int:
         return int(self.U.shape[0])
 
+    @property
+    def nbytes(self) -> int:
+        return int(self.U.nbytes)
 
-_CACHE: "OrderedDict[tuple[str, str], ZSpectrum]" = OrderedDict()
+
+_CACHE: "OrderedDict[tuple[str, ...], Any]" = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
@@ -118,30 +129,42 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
+def _cache_get(key: tuple[str, ...]) -> Any:
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+        return hit
+
+
+def _cache_put(key: tuple[str, ...], value: Any) -> None:
+    if value.nbytes > CACHE_BYTES:
+        return
+    with _CACHE_LOCK:
+        _CACHE[key] = value
+        while sum(v.nbytes for v in _CACHE.values()) > CACHE_BYTES:
+            _CACHE.popitem(last=False)
+
+
 def z_spectrum(kernel: Any, z: np.ndarray, *, cache: bool = True) -> ZSpectrum:
     """Eigenpairs of the centred Gram matrix of `z` under the fitted `kernel` (cached).
 
     The cache is keyed by the exact bytes of `z` and the kernel's representation
-    (with its bandwidth); it keeps the most recently used decompositions up to
-    :data:`CACHE_BYTES` of eigenvectors.
+    (with its bandwidth); it keeps the most recently used decompositions (and the
+    operators of :func:`ridge_residual`) up to :data:`CACHE_BYTES`.
     """
     key = (_digest(z), repr(kernel))
     if cache:
-        with _CACHE_LOCK:
-            hit = _CACHE.get(key)
-            if hit is not None:
-                _CACHE.move_to_end(key)
-                return hit
+        hit = _cache_get(key)
+        if hit is not None:
+            return hit
     from .._gram import centred_spectrum
 
     Kc = kernel.centred_gram(z, name="z").Kc
     kappa, U = centred_spectrum(Kc)
     spec = ZSpectrum(kappa, U, float(np.trace(Kc)), kernel)
-    if cache and spec.U.nbytes <= CACHE_BYTES:
-        with _CACHE_LOCK:
-            _CACHE[key] = spec
-            while sum(s.U.nbytes for s in _CACHE.values()) > CACHE_BYTES:
-                _CACHE.popitem(last=False)
+    if cache:
+        _cache_put(key, spec)
     return spec
 
 
@@ -218,6 +241,10 @@ class FittedRegression:
     def kernel(self) -> Any:
         return self.spectrum.kernel
 
+    @property
+    def n(self) -> int:
+        return self.spectrum.n
+
     def residual_operator(self) -> np.ndarray:
         """``R = I - U diag(h) U'`` (n x n, symmetric, ``R 1 = 1``)."""
         U = self.spectrum.U
@@ -240,6 +267,144 @@ class FittedRegression:
         out -= G @ Uh.T
         out += (Uh @ M) @ Uh.T
         return 0.5 * (out + out.T)
+
+
+@dataclass(frozen=True, eq=False)
+class RidgeResidual:
+    """Kernel ridge regression on ``z`` at one given ``lam``: the residual operator
+    ``R = n lam (Kz_c + n lam I)^{-1}`` held as a Cholesky factor (from
+    :func:`ridge_residual`).
+
+    It offers what :class:`FittedRegression` offers a whole-sample KCI statistic
+    (``residual_gram``, ``residual_features``, ``residual_operator``, ``df``) without
+    an eigendecomposition: residuals are triangular solves, and the residual Gram
+    matrix of a target of numerical rank ``r`` (:func:`kmtests._gram.psd_factor`)
+    costs ``O(n^2 r)`` instead of two ``n^3`` products.
+
+    Attributes
+    ----------
+    chol : ndarray, shape (n, n)
+        The lower Cholesky factor of ``Kz_c + n lam I``.
+    lam : float
+    kernel : Kernel
+        The fitted kernel on ``z``.
+    """
+
+    chol: np.ndarray
+    lam: float
+    kernel: Any
+    criterion: None = None
+    score: float = float("nan")
+    _memo: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def n(self) -> int:
+        return int(self.chol.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.chol.nbytes + sum(a.nbytes for a in self._memo.values()))
+
+    @property
+    def df(self) -> float:
+        """The regression's degrees of freedom ``tr(I - R) = n - n lam tr(A^{-1})``."""
+        if "R" in self._memo:
+            return float(self.n - np.trace(self._memo["R"]))
+        if "trace" not in self._memo:
+            from scipy.linalg import lapack
+
+            inv, info = lapack.dtrtri(self.chol, lower=1)
+            if info != 0:  # pragma: no cover - a factor from dpotrf is invertible
+                raise np.linalg.LinAlgError("singular Cholesky factor")
+            # the factor's upper triangle is zero (clean=1), and so is its inverse's
+            self._memo["trace"] = np.array(np.einsum("ij,ij->", inv, inv))
+        return float(self.n - self.n * self.lam * float(self._memo["trace"]))
+
+    def residual_operator(self) -> np.ndarray:
+        """``R`` (n x n; computed once)."""
+        if "R" not in self._memo:
+            from scipy.linalg import lapack
+
+            inv, info = lapack.dpotri(self.chol, lower=1)
+            if info != 0:  # pragma: no cover - a factor from dpotrf is invertible
+                raise np.linalg.LinAlgError("singular Cholesky factor")
+            R = np.tril(inv)
+            R += np.tril(inv, -1).T
+            R *= self.n * self.lam
+            self._memo["R"] = R
+        return self._memo["R"]
+
+    def residual_features(self, F: np.ndarray) -> np.ndarray:
+        """``R F`` (two triangular solves)."""
+        from scipy.linalg import lapack
+
+        out, info = lapack.dpotrs(self.chol, np.asarray(F, dtype=np.float64), lower=1)
+        if info != 0:  # pragma: no cover - arguments are checked above
+            raise np.linalg.LinAlgError("dpotrs failed")
+        out *= self.n * self.lam
+        return np.asarray(out)
+
+    def residual_gram(self, Kc: np.ndarray) -> np.ndarray:
+        """``R Kc R``: ``(R F)(R F)'`` with ``F F' = Kc`` (about ``5 n^2 r`` flops) when
+        `Kc` has numerical rank ``r`` below ``0.9 n``, else two products with ``R``
+        (about ``5 n^3``)."""
+        from .._gram import psd_factor
+
+        F = psd_factor(Kc, int(0.9 * self.n))
+        if F is not None:
+            G = self.residual_features(F)
+            out = G @ G.T
+        else:
+            R = self.residual_operator()
+            out = (R @ Kc) @ R
+        return 0.5 * (out + out.T)
+
+
+#: :func:`ridge_residual` factorises ``Kz_c + n lam I`` only when ``n lam`` is at least this
+#: share of ``tr(Kz_c)`` (condition number at most 1e7: residual operators correct to
+#: about 1e-9); below, the eigendecomposition is used
+COND_LIMIT = 1e-7
+
+
+def ridge_residual(kernel: Any, z: np.ndarray, lam: float, *,
+                   cache: bool = True) -> RidgeResidual | None:
+    """The residual operator of kernel ridge regression on `z` at `lam` (cached as
+    :func:`z_spectrum`), from a Cholesky factorisation of ``A = Kz_c + n lam I``; None
+    when that matrix is too ill-conditioned to factorise accurately (``n lam`` below
+    :data:`COND_LIMIT` ``tr(Kz_c)``), for the caller to use the eigendecomposition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.estimators.conditional import ridge_residual
+    >>> from kmtests.kernels import Gaussian
+    >>> z = np.random.default_rng(0).normal(size=(50, 1))
+    >>> fit = ridge_residual(Gaussian(1.0), z, 1e-2, cache=False)
+    >>> bool(np.allclose(fit.residual_operator() @ np.ones(50), 1.0)), round(fit.df, 2)
+    (True, 3.35)
+    """
+    from scipy.linalg import lapack
+
+    key = (_digest(z), repr(kernel), "ridge", repr(float(lam)))
+    if cache:
+        hit = _cache_get(key)
+        if hit is not None:
+            return hit
+    A = kernel.centred_gram(z, name="z").Kc
+    n = A.shape[0]
+    eps = n * float(lam)
+    if not eps >= COND_LIMIT * float(np.trace(A)):
+        return None  # condition number above 1 / COND_LIMIT: the eigendecomposition
+    A[np.diag_indices(n)] += eps
+    c, info = lapack.dpotrf(A, lower=1, overwrite_a=1, clean=1)
+    if info != 0 or not np.all(np.isfinite(np.diagonal(c))):
+        return None
+    fit = RidgeResidual(c, float(lam), kernel)
+    if not np.allclose(fit.residual_features(np.ones((n, 1))), 1.0, rtol=0, atol=1e-6):
+        return None  # R 1 = 1 exactly in exact arithmetic
+    if cache:
+        _cache_put(key, fit)
+    return fit
 
 
 def _scores(criterion: str, filt: str, spec: ZSpectrum, Kc: Any,

@@ -76,11 +76,16 @@ def permutation_batches(plan: PermutationPlan, scheme: Any,
                         rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Batches of arrangements (rows): random ones, or all of them (the identity first)."""
     if not plan.exact:
+        # two short batches first, timed to announce a long loop early (collect); the
+        # arrangements and their values do not depend on how they are batched
+        first = max(1, -(-plan.batch // 8))
         done = 0
+        k = 0
         while done < plan.n_resamples:
-            b = min(plan.batch, plan.n_resamples - done)
+            b = min(first if k < 2 else plan.batch, plan.n_resamples - done)
             yield scheme.random(rng, b)
             done += b
+            k += 1
         return
     gen = scheme.enumerate()
     while True:
@@ -110,35 +115,57 @@ def _progress_bar(progress: bool | None, total: int, expected: float | None,
     return tqdm(total=total, initial=initial, desc="permutations", unit="perm", leave=False)
 
 
+#: the advice of the :class:`~kmtests.SlowTestWarning` of a long permutation loop
+SLOW_ADVICE = ("To make it faster: fewer permutations (`n_resamples=999` resolves a 5% "
+               "test to about +-0.014), engine='nystrom' or 'rff' (`n_features`) for large "
+               "samples, tuning='pooled' where the estimator allows it, or the KME.")
+
+
 def collect(plan: PermutationPlan, scheme: Any, rng: np.random.Generator,
             values: Callable[[np.ndarray], Values], width: int = 1,
-            progress: bool | None = None, expected_seconds: float | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
+            progress: bool | None = None, expected_seconds: float | None = None,
+            slow_advice: str | None = SLOW_ADVICE) -> tuple[np.ndarray, np.ndarray]:
     """The statistics ``(B, width)`` and their rounding scales of every arrangement of
     the plan.
 
     `progress`: True shows a tqdm progress bar, False never; None shows one when
     the null is expected to take more than :data:`PROGRESS_SECONDS`
     (`expected_seconds`, or the first batch's time times the number of batches).
+    Without `expected_seconds`, a loop whose second batch projects more than
+    :data:`kmtests._guards.SLOW_SECONDS` in all is announced then by a
+    :class:`~kmtests.SlowTestWarning` with `slow_advice` (the second: the first may
+    include compilation).
     """
+    from .._guards import warn_if_slow
+
     null = np.empty((plan.n_resamples, width))
     scales = np.empty((plan.n_resamples, width))
     done = 0
     bar = _progress_bar(progress, plan.n_resamples, expected_seconds)
     decided = bar is not None or progress is False
+    announce = expected_seconds is None and slow_advice is not None
     t0 = time.perf_counter()
+    batches = 0
     try:
         for perms in permutation_batches(plan, scheme, rng):
+            t_batch = time.perf_counter()
             v = values(perms)
             b = perms.shape[0]
             null[done:done + b] = np.asarray(v.stat).reshape(b, width)
             scales[done:done + b] = np.asarray(v.scale).reshape(b, width)
             done += b
+            batches += 1
+            now = time.perf_counter()
+            if announce and batches == 2 and done < plan.n_resamples:
+                announce = False
+                total = (now - t0) + (now - t_batch) * (plan.n_resamples - done) / b
+                warn_if_slow(total, f"{plan.n_resamples} permutations, measured on the "
+                             f"first {done}", slow_advice or "", stacklevel=5)
             if bar is not None:
                 bar.update(b)
             elif not decided:
                 decided = True
-                rest = (time.perf_counter() - t0) * (plan.n_resamples - done) / done
+                rest = (now - t0) * (plan.n_resamples - done) / done
                 bar = _progress_bar(progress, plan.n_resamples, rest, initial=done)
     finally:
         if bar is not None:

@@ -44,7 +44,8 @@ import numpy as np
 from ..engines import Engine, Requirements, Values
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME
-from ..estimators.conditional import ConditionalMeanEmbedding, FittedRegression, z_spectrum
+from ..estimators.conditional import (ConditionalMeanEmbedding, FittedRegression, RidgeResidual,
+                                      ridge_residual, z_spectrum)
 from ..estimators.filters import filter_function
 from ..kernels import Kernel
 from ..problems.conditional import standardized
@@ -60,6 +61,10 @@ LOWRANK = ("nystrom", "rff")
 #: features of x and of y on the low-rank engines (``n_features`` is z's)
 FEATURES_XY = 16
 
+
+
+#: a regression on z as the statistic uses it
+Fit = FittedRegression | RidgeResidual
 
 
 def _bandwidth(k: Kernel) -> float | None:
@@ -246,6 +251,18 @@ class KCI(Statistic):
             return self._prepare_whole(problem, kx, ky, Kx, Ky, z)
         return self._prepare_split(problem, kx, ky, Kx, Ky, z, rng)
 
+    def _fit_whole(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
+                   ) -> tuple[Fit, Fit]:
+        cands = self._candidates(z)
+        lams = self.regression.lams()
+        if (len(cands) == 1 and lams is not None and lams.size == 1
+                and self.regression.filter == "tikhonov"):
+            # one given kernel and lam: no eigendecomposition (shared by x and y)
+            rr = ridge_residual(cands[0], z, float(lams[0]), cache=self.cache)
+            if rr is not None:
+                return rr, rr
+        return self._fit(z, Kx, Ky)
+
     def _fit(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
              ) -> tuple[FittedRegression, FittedRegression]:
         cands = self._candidates(z)
@@ -256,7 +273,7 @@ class KCI(Statistic):
     def _prepare_whole(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
                        Ky: np.ndarray, z: np.ndarray) -> Prepared:
         n = problem.n
-        fx, fy = self._fit(z, Kx, Ky)
+        fx, fy = self._fit_whole(z, Kx, Ky)
         Kxt, Kyt = fx.residual_gram(Kx), fy.residual_gram(Ky)
         cache: dict[str, PairedGrams] = {}
 
@@ -369,16 +386,15 @@ class KCI(Statistic):
             "2019): an approximation of KCI.")
         return prepared
 
-    def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: FittedRegression,
-                  fy: FittedRegression, Kxt: np.ndarray, Kyt: np.ndarray, values: Any,
+    def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: Fit, fy: Fit, Kxt: np.ndarray, Kyt: np.ndarray, values: Any,
                   observed: Any, m: int, kind: str = "kci") -> Prepared:
         reg = self.regression
 
         def kernel_form() -> KernelForm:
             return KernelForm(kind, False, Kxt, Kyt)
 
-        def role(fit: FittedRegression) -> dict[str, Any]:
-            return {"lam": fit.lam, "epsilon": fit.lam * fit.spectrum.n,
+        def role(fit: Fit) -> dict[str, Any]:
+            return {"lam": fit.lam, "epsilon": fit.lam * fit.n,
                     "bandwidth z": _bandwidth(fit.kernel), "df": fit.df}
 
         params = {"x": role(fx), "y": role(fy)}

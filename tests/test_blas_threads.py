@@ -1,0 +1,61 @@
+"""The BLAS thread limits reach every BLAS library the package's linear algebra uses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def test_blas_limit_reaches_scipys_own_blas():
+    # NumPy and SciPy wheels carry separate OpenBLAS builds; a controller built before
+    # SciPy's LAPACK was loaded left SciPy's (Cholesky, triangular solves) unlimited
+    code = textwrap.dedent("""
+        from kmtests.engines._loop import blas_threads
+        with blas_threads(1):
+            from scipy.linalg import lapack  # loaded inside the limit
+            from threadpoolctl import threadpool_info
+            blas = [i for i in threadpool_info() if i["user_api"] == "blas"]
+            print(len(blas), sorted({i["num_threads"] for i in blas}))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"OPENBLAS_NUM_THREADS": "2", "PATH": ""}).stdout
+    count, threads = out.split(maxsplit=1)
+    assert int(count) >= 1
+    assert threads.strip() == "[1]"
+
+
+def test_the_default_threads_are_the_idle_cpus(monkeypatch):
+    from kmtests.engines import _threads
+
+    monkeypatch.setattr(_threads, "usable_cpus", lambda: 2)
+    for running, own, expected in [(1, 1, 2),   # idle machine: both
+                                   (2, 2, 2),   # our own BLAS thread still spinning
+                                   (2, 1, 1),   # one other process busy: one thread
+                                   (9, 1, 1)]:  # a loaded machine: never below one
+        monkeypatch.setattr(_threads, "_running_tasks", lambda r=running: r)
+        monkeypatch.setattr(_threads, "_own_running", lambda o=own: o)
+        _threads._IDLE.clear()
+        assert _threads.idle_cpus() == expected
+        assert _threads.thread_count(None) == expected
+        assert _threads.thread_count(1) == 1
+    # read at most once per IDLE_TTL
+    monkeypatch.setattr(_threads, "_running_tasks", lambda: 1)
+    assert _threads.idle_cpus() == 1
+
+
+def test_a_busy_process_is_seen(monkeypatch):
+    import time
+
+    from kmtests.engines import _threads
+
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        _threads._IDLE.clear()
+        assert _threads._running_tasks() is not None
+        assert _threads.idle_cpus() <= max(_threads.usable_cpus() - 1, 1)
+    finally:
+        spinner.kill()
+        spinner.wait()
+        _threads._IDLE.clear()
