@@ -346,3 +346,18 @@ def test_power_plot_qq_under_the_null():
     assert ax.lines and ax.collections  # the p-values, the diagonal, the band
     assert ax.get_xlabel() == "uniform quantile"
     _png(ax.figure)
+
+
+def test_relevance_seeds():
+    gen = np.random.default_rng(10)
+    x, y = gen.normal(size=(30, 2)), gen.normal(size=(30, 2))
+    res = two_sample_test(x, y, n_resamples=19, rng=2)
+    a = res.relevance(n_resamples=49, rng=np.random.default_rng(3))
+    b = res.relevance(n_resamples=49, rng=np.random.default_rng(3))
+    assert a.equals(b)  # a Generator: used as given
+    assert res.relevance(n_resamples=49).equals(res.relevance(n_resamples=49))
+    unseeded = two_sample_test(x, y, n_resamples=19)
+    assert unseeded.seed is None
+    assert len(unseeded.relevance(n_resamples=19)) == 2
+    with pytest.raises(ValueError, match="n_resamples"):
+        res.relevance(n_resamples=0)

@@ -202,8 +202,9 @@ class KernelTestResult:
         n_resamples : int
             Permutations (shared by the features).
         rng : int, Generator or None
-            The permutations' seed. None: derived from the test's integer
-            seed when it had one (the same table every time), else fresh.
+            The permutations' seed. None: the child ``"relevance"`` of the
+            test's integer seed when it had one (the same table every time),
+            else fresh.
 
         Returns
         -------
@@ -237,16 +238,14 @@ class KernelTestResult:
 
         n_resamples = check_positive_int(n_resamples, "n_resamples")
         w = self._witness_object("feature relevance (it keeps the data with the witness)")
-        if rng is None and self.seed is not None:
-            rng = np.random.SeedSequence(self.seed, spawn_key=(7919,))
-        key = ("relevance", n_resamples, rng if isinstance(rng, int) else
-               (tuple(rng.spawn_key), rng.entropy) if isinstance(rng, np.random.SeedSequence)
-               else None)
-        if key[2] is not None and key in self._cache:
-            return self._cache[key].copy()
-        from .._rng import generator
+        from .._rng import child, generator
 
-        gen = generator(rng)
+        # a fixed seed (given, or the test's own) gives the same table: kept for reuse
+        seeded = isinstance(rng, (int, np.integer)) or (rng is None and self.seed is not None)
+        key = ("relevance", n_resamples, "test" if rng is None else rng if seeded else None)
+        if seeded and key in self._cache:
+            return self._cache[key].copy()
+        gen = child(self.seed, "relevance") if rng is None and seeded else generator(rng)
         if isinstance(w, HSICWitness):
             cols = feature_relevance("hsic", w.x, w.y, n_resamples, gen)
         else:
@@ -256,7 +255,7 @@ class KernelTestResult:
         frame = pd.DataFrame({k: v for k, v in cols.items() if k != "feature"},
                              index=pd.Index(cols["feature"], name="feature"))
         frame = frame.sort_values("rank")
-        if key[2] is not None:
+        if seeded:
             self._cache[key] = frame
         return frame.copy()
 
