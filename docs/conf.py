@@ -41,7 +41,14 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx-mathjax-offline",  # a local MathJax (sets mathjax_path to _static/mathjax)
     "numpydoc",
+    "matplotlib.sphinxext.plot_directive",  # the pictures of user_guide/where
 ]
+
+# -- the plot directive: figures rendered in the build (matplotlib, the docs extra) ---------
+plot_include_source = True
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 90)]
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]

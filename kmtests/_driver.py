@@ -32,7 +32,33 @@ from .results import KernelTestResult, result_class
 from .statistics import Statistic
 from .statistics.tuning import reportable
 
-__all__ = ["prepare", "run", "run_each", "value"]
+__all__ = ["held_out_training", "prepare", "run", "run_each", "value"]
+
+
+def held_out_training(problem: Any, statistic: Statistic, method: Any, rng: Any
+                      ) -> tuple[Any, Any]:
+    """For a statistic with features learned on a training split (ME, SCF, NFSIC): the
+    problem on the test pairs, the training pairs held out at random, and the `rng` left
+    for the null method. The split is drawn from `rng`, or when it is None from the rng
+    of a method object (``PermutationMethod(rng=...)``); `rng` is then passed on only to
+    a method that takes one. Other statistics: unchanged."""
+    from .null import METHODS, NullMethod
+    from .statistics.interpretable import LearnedFeatures
+
+    if not isinstance(statistic, LearnedFeatures):
+        return problem, rng
+    if isinstance(method, NullMethod):
+        cls: Any = type(method)
+        source = rng if rng is not None else method.source_of_randomness
+    else:
+        name = statistic.default_method if method is None else method
+        cls = METHODS.get(name.lower()) if isinstance(name, str) else None
+        source = rng
+    test = statistic.hold_out(problem, source)
+    if cls is not None and "rng" not in cls.test_options:
+        rng = None
+    return test, rng
+
 
 def _resolve(problem: Any, statistic: Statistic, engine: Any, method: NullMethod | None,
              tuning: str) -> Any:
@@ -186,7 +212,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
         data_name=problem.data_name, details={**prepared.report, **out.details},
         notes=tuple(notes),
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
-        engine=engine.name, engine_info=prepared.engine_info)
+        engine=engine.name, engine_info=prepared.engine_info, _witness=prepared.witness)
     aggregated = out.members is not None
     cls = result_class(problem.kind, aggregated)
     if aggregated:

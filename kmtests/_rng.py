@@ -26,7 +26,7 @@ from ._typing import SeedLike
 __all__ = ["KEYS", "child", "generator", "keyed", "root_sequence", "seed_of"]
 
 #: spawn index of each role's child generator
-KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2}
+KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2, "relevance": 3}
 
 
 def generator(rng: SeedLike) -> np.random.Generator:

@@ -88,8 +88,9 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased", "regularized"] | Statistic | None = None,
-    method: Literal["permutation", "gamma", "wild"] | NullMethod | None = None,
+    statistic: Literal["biased", "unbiased", "regularized", "fsic"] | Statistic | None = None,
+    method: Literal["permutation", "gamma", "wild", "chi2", "asymptotic"] | NullMethod
+    | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
     rng: SeedLike = None,
@@ -106,6 +107,8 @@ def independence_test(
     alternative: Literal["greater"] = "greater",
     nan_policy: Literal["raise", "omit"] = "raise",
     axis: int = 0,
+    n_locations: int | None = None,
+    split_size: int | None = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -143,9 +146,19 @@ def independence_test(
         ``tr(R_x R_y)``, ``R = Kc (Kc + n lam I)^{-1}`` for the Tikhonov
         filter, with the KME; configured by `filter` and `lam` (see
         :func:`kmtests.two_sample_test` and :doc:`/user_guide/regularized`).
-    method : {"permutation", "gamma", "wild"} or a method object, optional
+        ``"fsic"``: the interpretable linear-time NFSIC test of Jitkrittum et
+        al. (2017), the HSIC witness at `n_locations` paired locations
+        ``(v_j, w_j)`` learned with the Gaussian widths on `split_size`
+        training pairs and tested on the others, with the permutation null of
+        the test pairs (the default) or the papers' chi-square null
+        (``method="asymptotic"``); the locations are in
+        ``res.details["locations"]`` and ``["locations_y"]``; see
+        :doc:`/user_guide/where`.
+    method : {"permutation", "gamma", "wild", "chi2", "asymptotic"} or a method object, optional
         Null distribution: permutations (default, exact level), the gamma
-        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate), or
+        approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate),
+        the weighted chi-square of ``HSIC_b`` (``"chi2"``), the chi-square of
+        ``statistic="fsic"`` (``"asymptotic"``; approximate), or
         the wild bootstrap (:class:`~kmtests.null.WildBootstrap`, approximate;
         with an autoregressive multiplier process for time series, where
         permutations do not keep the level); an object configures it
@@ -202,6 +215,9 @@ def independence_test(
         The number of features ``r`` per variable of ``engine="nystrom"``
         (landmarks, clipped to n) or ``"rff"``; default 200. An error with the
         other engines.
+    n_locations, split_size : int, optional
+        ``statistic="fsic"``: the number of paired test locations (default 5)
+        and of training pairs (default half); an error with another statistic.
     strata : array_like, optional
         Permute `y` against `x` only within strata (one label per pair, e.g. a
         discrete variable the dependence may go through): tests independence
@@ -299,7 +315,7 @@ def independence_test(
         tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs,
         progress=progress, data_name=data_name, filter=filter, lam=lam, engine=engine,
         n_features=n_features, strata=strata, blocks=blocks, alternative=alternative,
-        nan_policy=nan_policy, axis=axis))
+        nan_policy=nan_policy, axis=axis, n_locations=n_locations, split_size=split_size))
     assert isinstance(res, IndependenceResult)
     return res
 
@@ -311,7 +327,8 @@ def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussi
           n_jobs: Any = None, progress: Any = None, data_name: str | None = None,
           filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None,
           strata: Any = None, blocks: Any = None, alternative: Any = "greater",
-          nan_policy: Any = "raise", axis: Any = 0
+          nan_policy: Any = "raise", axis: Any = 0, n_locations: Any = None,
+          split_size: Any = None
           ) -> tuple[IndependenceProblem, Statistic, Engine, NullMethod, str]:
     """:func:`independence_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
     check_alternative(alternative)
@@ -319,9 +336,11 @@ def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussi
     if statistic is None:  # the method's own statistic, if it has one
         statistic = method_statistic(method, "independence")
     problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
-                                     estimator, statistic, {"filter": filter, "lam": lam},
-                                     data_name, axis, nan_policy)
+                                     estimator, statistic,
+                                     {"filter": filter, "lam": lam, "n_locations": n_locations,
+                                      "split_size": split_size}, data_name, axis, nan_policy)
     problem = restricted(problem, strata, blocks)
+    problem, rng = _driver.held_out_training(problem, stat, method, rng)
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
     eng = resolve_engine(engine, {"n_features": n_features}, scheme="pairing")

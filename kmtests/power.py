@@ -649,6 +649,56 @@ class PowerCurveResult:
     def __str__(self) -> str:
         return str(self.summary())
 
+    def plot_qq(self, ax: Any = None, *, effect: float = 0.0, level: float = 0.95) -> Any:
+        """QQ plot of the p-values at one effect (default 0: under the null) against the
+        uniform distribution, one line per estimator and sample size.
+
+        Under the null a valid test's p-values are uniform (or stochastically
+        larger): the lines should stay inside the band, the central `level`
+        interval of the uniform order statistics (pointwise). Requires
+        matplotlib (``pip install 'kmtests[plot]'``).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        effect : float
+            The effect whose p-values are drawn (a study's null is effect 0).
+        level : float
+            Coverage of the band.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from kmtests.power import power_curve
+        >>> res = power_curve("linear", sample_sizes=[20], effects=[0.0], repetitions=20,
+        ...                   n_resamples=19, rng=0)
+        >>> ax = res.plot_qq()
+        >>> ax.get_ylabel()
+        'p-value'
+        """
+        from .results._plot import plot_pvalue_qq
+
+        if not 0 < level < 1:
+            raise ValueError(f"`level` must be in (0, 1); got {level!r}.")
+        raw = self.raw[np.isclose(self.raw["effect"].to_numpy(dtype=float), effect)]
+        if raw.empty:
+            effects = sorted(set(self.raw["effect"]))
+            raise ValueError(f"the study has no repetitions at effect {effect!r}; its effects "
+                             f"are {effects}.")
+        several = raw["n"].nunique() > 1
+        groups: dict[str, np.ndarray] = {}
+        for est in self._estimator_order():
+            for n, g in raw[raw["estimator"] == est].groupby("n", sort=True):
+                label = f"{est}, n = {n}" if several else str(est)
+                groups[label] = g["pvalue"].to_numpy(dtype=float)
+        what = "under the null" if effect == 0 else f"at effect {effect:g}"
+        return plot_pvalue_qq(groups, ax, level, title=f"{self.scenario}: p-values {what}")
+
     def plot(self, ax: Any = None, *, alpha: float | None = None, x: str | None = None,
              at: float | None = None) -> Any:
         """Power against sample size (or effect), one line per estimator.

@@ -140,9 +140,10 @@ def two_sample_test(
     kernel: Any = "gaussian",
     bandwidth: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["unbiased", "biased", "regularized", "block", "linear"] | Statistic
+    statistic: Literal["unbiased", "biased", "regularized", "block", "linear", "me", "scf"]
+    | Statistic | None = None,
+    method: Literal["permutation", "gamma", "normal", "wild", "asymptotic"] | NullMethod
     | None = None,
-    method: Literal["permutation", "gamma", "normal", "wild"] | NullMethod | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None,
     rng: SeedLike = None,
@@ -162,6 +163,7 @@ def two_sample_test(
     alternative: Literal["greater"] = "greater",
     nan_policy: Literal["raise", "omit"] = "raise",
     axis: int = 0,
+    n_locations: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -192,7 +194,7 @@ def two_sample_test(
     estimator : str or KernelMeanEstimator
         Kernel mean estimator (see :mod:`kmtests.estimators`); ``"kme"`` is
         the empirical mean (classical MMD).
-    statistic : {"unbiased", "biased", "regularized", "block", "linear"} or Statistic, optional
+    statistic : {"unbiased", "biased", "regularized", "block", "linear", "me", "scf"} or Statistic, optional
         None (default): the null method's own statistic if it has one
         (``method="gamma"`` approximates the null of the biased KME statistic
         ``MMD^2_b``, so it computes that one), else the estimator's default
@@ -207,16 +209,27 @@ def two_sample_test(
         MMD of Hagrass et al. (2024), ``||g_lam(Sigma)^{1/2}(mu_x - mu_y)||^2``
         in U-form (with the KME), configured by `filter`, `lam`, `covariance`;
         see :doc:`/user_guide/regularized`. ``"block"``, ``"linear"``: the
-        linear-time statistics (as ``engine="block"`` / ``"linear"``). A
+        linear-time statistics (as ``engine="block"`` / ``"linear"``).
+        ``"me"``, ``"scf"``: the interpretable linear-time tests of
+        Jitkrittum et al. (2016), the mean-embedding and smooth
+        characteristic function statistics at `n_locations` test locations
+        (frequencies) and a Gaussian width learned on `split_size` training
+        pairs (samples of the same size) and tested on the others, with the
+        permutation null of the test pairs (the default; exact given the
+        split) or the papers' chi-square null (``method="asymptotic"``); the
+        learned locations are in ``res.details["locations"]``; see
+        :doc:`/user_guide/where`. A
         statistic object of :mod:`kmtests.statistics` is used as it is.
-    method : {"permutation", "gamma", "normal", "wild"} or a method object, optional
+    method : {"permutation", "gamma", "normal", "wild", "asymptotic"} or a method object, optional
         Null distribution (default: the statistic's own): permutations
         (exact level; the default), the gamma approximation of Gretton et al.
         (2009) for the biased KME statistic (approximate), the wild bootstrap
         (:class:`~kmtests.null.WildBootstrap`: approximate; with an
         autoregressive multiplier process for dependent data), or for the
         linear-time statistics their own null (``"normal"``, their default and
-        the only one they take; permutation options are then an error). An
+        the only one they take; permutation options are then an error), or
+        for ``statistic="me"``/``"scf"`` the papers' chi-square
+        (``"asymptotic"``; approximate). An
         object configures it (:mod:`kmtests.null`), in which case
         `n_resamples`, `batch`, `rng` and `progress` are given there instead.
     tuning : {"permutation", "pooled"}
@@ -270,7 +283,8 @@ def two_sample_test(
         one per pair, the statistic on the other points).
     split_size : int, optional
         The number of held-out pairs for ``covariance="split"`` (default 20%
-        of the smaller sample).
+        of the smaller sample); for ``statistic="me"`` or ``"scf"`` the number
+        of training pairs (default half).
     engine : {"exact", "streamed", "auto", "block", "linear", "nystrom", "rff"} or Engine
         How the statistics are computed (:doc:`/user_guide/scale`; default
         ``"exact"``, ``"streamed"`` for the linear-time statistics):
@@ -304,6 +318,9 @@ def two_sample_test(
         The block size ``b`` of ``engine="block"`` (default
         ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``;
         an error with another statistic).
+    n_locations : int, optional
+        The number ``J`` of test locations (frequencies) of ``statistic="me"``
+        or ``"scf"`` (default 5; an error with another statistic).
     strata : array_like or pair of array_like, optional
         Permute only within strata: one label per observation (a pair of label
         arrays for x and y, or one label per pooled point, x first). Every
@@ -416,7 +433,7 @@ def two_sample_test(
         n_jobs=n_jobs, progress=progress, data_name=data_name, filter=filter, lam=lam,
         covariance=covariance, split_size=split_size, engine=engine, n_features=n_features,
         block_size=block_size, strata=strata, blocks=blocks, alternative=alternative,
-        nan_policy=nan_policy, axis=axis))
+        nan_policy=nan_policy, axis=axis, n_locations=n_locations))
     assert isinstance(res, TwoSampleResult)
     return res
 
@@ -429,7 +446,8 @@ def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median"
           covariance: Any = None, split_size: Any = None, engine: Any = None,
           n_features: Any = None, block_size: Any = None, strata: Any = None,
           blocks: Any = None, alternative: Any = "greater", nan_policy: Any = "raise",
-          axis: Any = 0) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
+          axis: Any = 0, n_locations: Any = None
+          ) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
     """:func:`two_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
     check_alternative(alternative)
     tuning_ = check_choice(tuning, "tuning", TUNINGS)
@@ -437,10 +455,11 @@ def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median"
     if statistic is None:  # the method's own statistic (the gamma: MMD^2_b), if it has one
         statistic = method_statistic(method, "two_sample")
     options = {"filter": filter, "lam": lam, "covariance": covariance,
-               "split_size": split_size, "block_size": block_size}
+               "split_size": split_size, "block_size": block_size, "n_locations": n_locations}
     problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, options,
                                    data_name, rng, strata, blocks, axis, nan_policy)
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
+    problem, method_rng = _driver.held_out_training(problem, stat, method, rng)
+    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=method_rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
     eng = resolve_engine(stat.default_engine if engine is None else engine,
                          {"n_features": n_features}, scheme="split", extra=_LINEAR_TIME)

@@ -58,7 +58,7 @@ def test_every_option_has_help():
     for flag in ("--statistic", "--filter", "--lam", "--covariance", "--engine", "--n-features",
                  "--block-size", "--n-jobs", "--tuning", "--method", "--group", "--groups",
                  "--bandwidths", "--test", "--split-size", "--batch", "--progress",
-                 "--no-progress", "--version"):
+                 "--no-progress", "--version", "--n-locations"):
         assert flag in seen
 
 
@@ -116,6 +116,11 @@ TWO_SAMPLE_CASES = [
       "1.5"], dict(method="gamma", statistic="biased", kernel="laplacian", bandwidth=1.5)),
     (["--statistic", "block", "--block-size", "5"], dict(statistic="block", block_size=5)),
     (["--statistic", "linear"], dict(statistic="linear")),
+    (["--statistic", "me", "--n-locations", "2", "--split-size", "10", "--seed", "4",
+      "--method", "asymptotic"],
+     dict(statistic="me", n_locations=2, split_size=10, rng=4, method="asymptotic")),
+    (["--statistic", "scf", "--n-locations", "1", "--seed", "4", "--n-resamples", "49"],
+     dict(statistic="scf", n_locations=1, rng=4, n_resamples=49)),
 ]
 
 
@@ -137,6 +142,9 @@ INDEPENDENCE_CASES = [
       "--n-resamples", "49"],
      dict(statistic="regularized", lam=0.05, filter="cutoff", rng=1, n_resamples=49)),
     (["--method", "gamma"], dict(method="gamma")),
+    (["--statistic", "fsic", "--n-locations", "2", "--split-size", "12", "--seed", "4",
+      "--n-resamples", "49"],
+     dict(statistic="fsic", n_locations=2, split_size=12, rng=4, n_resamples=49)),
 ]
 
 

@@ -125,13 +125,18 @@ TWO_SAMPLE_STATISTICS = {
     "MMD_b[fkmse]": dict(estimator="fkmse", statistic="biased"),
     "regularized": dict(statistic="regularized", lam=0.1),
     "regularized-grid": dict(statistic="regularized"),
+    "ME": dict(statistic="me", n_locations=2, split_size=5),
+    "SCF": dict(statistic="scf", n_locations=1, split_size=5),
 }
 INDEPENDENCE_STATISTICS = {
     "HSIC_b[kme]": dict(statistic="biased"),
     "HSIC_u[kme]": dict(statistic="unbiased"),
     "NOCCO": dict(statistic="regularized", lam=0.1),
     "NOCCO-grid": dict(statistic="regularized"),
+    "NFSIC": dict(statistic="fsic", n_locations=2, split_size=6),
 }
+#: the interpretable tests: their own features (the in-memory engine only), their own null
+LEARNED = ("ME", "SCF", "NFSIC")
 ENGINES = ["exact", "streamed", "nystrom", "rff"]
 LINEAR_TIME = ["block", "linear"]   # engine names of two_sample_test for those statistics
 
@@ -155,6 +160,8 @@ def statistic_runs(problem, stat, engine):
         return True
     if problem == "independence" and engine == "streamed":
         return False  # not an engine of the independence test
+    if stat in LEARNED:
+        return engine == "exact"
     uniform_kme = stat in ("MMD_u[kme]", "MMD_b[kme]", "MMD_u[skmse]", "HSIC_b[kme]",
                            "HSIC_u[kme]")
     return engine == "exact" or uniform_kme
@@ -171,6 +178,10 @@ def method_applies(method, problem, stat, engine):
         return method in ("permutation", "bootstrap", "gamma")
     if method == "bootstrap":  # the joint test's bootstrap
         return False
+    if method == "asymptotic":
+        return stat in LEARNED
+    if stat in LEARNED:
+        return method == "permutation"
     if method == "chi2":
         return engine == "exact" and stat == "HSIC_b[kme]"
     if method == "permutation":
@@ -274,7 +285,8 @@ def test_the_table_has_cells_of_both_kinds_for_every_method():
 # -- (c) reproducibility ------------------------------------------------------------------------
 REPRO = [("two_sample", "MMD_u[kme]", "exact"), ("two_sample", "MMD_b[kme]", "exact"),
          ("two_sample", "MMD_u[kme]", "nystrom"), ("two_sample", "block", "block"),
-         ("independence", "HSIC_b[kme]", "exact"), ("independence", "NOCCO-grid", "exact")]
+         ("independence", "HSIC_b[kme]", "exact"), ("independence", "NOCCO-grid", "exact"),
+         ("two_sample", "ME", "exact"), ("independence", "NFSIC", "exact")]
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))
@@ -286,7 +298,8 @@ def test_seeded_pvalue_is_the_same_for_every_batch_thread_count_and_run(method):
     assert cells
     for cell in cells:
         if "batch" not in cls.test_options:  # gamma, normal: nothing random, no batches
-            a, b = _run(*cell, method=cls()), _run(*cell, method=cls())
+            seed = {"rng": 3} if cell[1] in LEARNED else {}  # the training split's
+            a, b = _run(*cell, method=cls(), **seed), _run(*cell, method=cls(), **seed)
             assert (a.statistic, a.pvalue) == (b.statistic, b.pvalue)
             with pytest.raises(ValueError, match="batch"):
                 _run(*cell, method=method, batch=5)

@@ -121,8 +121,9 @@ def test_method_option_conflicts_and_validation(rng):
         PermutationMethod(n_resamples=0)
     with pytest.raises(TypeError, match="`progress` must be True, False or None"):
         PermutationMethod(progress="yes")
-    with pytest.raises(ValueError, match="`method` must be one of 'bootstrap', 'chi2', "
-                       "'gamma', 'normal', 'permutation', 'wild', or a method object"):
+    with pytest.raises(ValueError, match="`method` must be one of 'asymptotic', 'bootstrap', "
+                       "'chi2', 'gamma', 'normal', 'permutation', 'wild', or a method "
+                       "object"):
         kmtests.independence_test(x, x, method="jackknife")
 
 

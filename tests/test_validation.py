@@ -67,11 +67,12 @@ def test_unknown_names_list_valid_choices(xy):
         kmtests.independence_test(x, x, kernel_y="nope")
     with pytest.raises(ValueError, match="`estimator` must be one of .*'kme'"):
         kmtests.two_sample_test(x, y, estimator="nope")
-    with pytest.raises(ValueError, match="`method` must be one of 'bootstrap', 'chi2', "
-                       "'gamma', 'normal', 'permutation', 'wild', or a method object"):
+    with pytest.raises(ValueError, match="`method` must be one of 'asymptotic', 'bootstrap', "
+                       "'chi2', 'gamma', 'normal', 'permutation', 'wild', or a method "
+                       "object"):
         kmtests.two_sample_test(x, y, method="jackknife")
-    with pytest.raises(ValueError, match="`statistic` must be one of 'biased', 'regularized', "
-                       "'unbiased'"):
+    with pytest.raises(ValueError, match="`statistic` must be one of 'biased', 'fsic', "
+                       "'regularized', 'unbiased'"):
         kmtests.independence_test(x, x, statistic="u")
     with pytest.raises(TypeError, match="`estimator` must be an estimator name"):
         kmtests.two_sample_test(x, y, estimator=3)

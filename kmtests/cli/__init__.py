@@ -35,7 +35,7 @@ from ._joint import add_joint, run_joint
 _EXTRA = "pip install 'kmtests[power]'"
 #: options of the tests (Python names) passed when given
 _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", "engine",
-                 "n_features", "covariance", "split_size", "block_size"]
+                 "n_features", "covariance", "split_size", "block_size", "n_locations"]
 _K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
 _RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress", "nan_policy", "alternative"]
 _AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha",

@@ -233,19 +233,24 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
     if not power:
         p.add_argument("--estimator", default=None,
                        help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
+    learned = (["me", "scf"] if two else ["fsic"]) if not power else ["me", "scf", "fsic"]
     p.add_argument("--statistic", default=None,
-                   choices=STATISTICS + (LINEAR_TIME if two or power else []),
+                   choices=STATISTICS + (LINEAR_TIME if two or power else []) + learned,
                    help="the statistic's form (default: the estimator's; 'regularized': the "
                    "spectral-regularised MMD/HSIC, see --filter, --lam"
-                   + ("; block, linear: the linear-time statistics of --engine block, linear)"
-                      if two or power else ")"))
-    methods = (["permutation", "gamma", "normal", "wild"] if two else
-               ["permutation", "gamma", "wild"])
+                   + ("; block, linear: the linear-time statistics of --engine block, linear"
+                      if two or power else "")
+                   + f"; {', '.join(learned)}: the interpretable tests with test locations "
+                   "learned on a training split, see --n-locations, --split-size)")
+    methods = (["permutation", "gamma", "normal", "wild", "asymptotic"] if two else
+               ["permutation", "gamma", "wild", "chi2", "asymptotic"])
     p.add_argument("--method", default=None, choices=methods,
                    help="null distribution: permutation (default), gamma (biased KME only)"
                    + (", normal (--engine block/linear)" if two else "")
                    + ", wild (the wild bootstrap of Chwialkowski et al.: approximate, KME"
-                   + (")" if two else ", --statistic biased)"))
+                   + (")" if two else ", --statistic biased)")
+                   + ("" if two else ", chi2 (weighted chi-square of HSIC_b)")
+                   + ", asymptotic (the chi-square of the interpretable tests)")
     p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
@@ -261,6 +266,12 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
                    "nystrom, rff: low-rank approximations)")
     p.add_argument("--n-features", type=positive_int, default=None,
                    help="features of --engine nystrom or rff (default 200)")
+    p.add_argument("--n-locations", type=positive_int, default=None,
+                   help="test locations of --statistic "
+                   + ("me/scf/fsic" if power else "me/scf" if two else "fsic") + " (default 5)")
+    if not two and not power:
+        p.add_argument("--split-size", type=positive_int, default=None,
+                       help="training pairs of --statistic fsic (default half)")
     if two or power:
         suffix = " (two-sample scenarios)" if power else ""
         p.add_argument("--covariance", default=None, choices=["pooled", "split"],
@@ -268,7 +279,8 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
                        "(default) or of held-out points" + suffix)
         p.add_argument("--split-size", type=positive_int, default=None,
                        help="held-out pairs of --covariance split (default 20%% of the smaller "
-                       "sample)" + suffix)
+                       "sample); training pairs of --statistic me/scf (default half)"
+                       + suffix)
         p.add_argument("--block-size", type=positive_int, default=None,
                        help="block size of --engine block (default floor(sqrt(n)))" + suffix)
 

@@ -94,6 +94,9 @@ class Requirements:
     pair_values : bool
         The statistic evaluates the kernel on pairs of points (linear-time
         statistics), not through sums over permutations.
+    own_features : str
+        Why the statistic computes its own features and takes no engine source
+        (the interpretable tests); empty: it uses the engine's.
     """
 
     scheme: str
@@ -101,6 +104,7 @@ class Requirements:
     gram: str = ""
     marginalized: str = ""
     pair_values: bool = False
+    own_features: str = ""
 
     @property
     def precomputed(self) -> list[str]:
@@ -147,6 +151,9 @@ class Engine(abc.ABC):
             roles = ", ".join(f"{r}='precomputed'" for r in req.precomputed)
             return (f"engine={self.name!r} computes the kernel from the data; with {roles} "
                     "the Gram matrix is given: use engine='exact'.")
+        if req.own_features and not self.holds_gram:
+            return (f"engine={self.name!r} does not apply: {req.own_features}; use "
+                    "engine='exact' (the default).")
         if req.pair_values and not self.pair_values:
             return (f"engine={self.name!r} evaluates the kernel on the whole sample; the "
                     "linear-time statistics evaluate it on pairs of points of the data: use "

@@ -25,7 +25,9 @@ The tests take ``method="permutation"``, ``"gamma"``, ``"normal"``,
   multipliers or an autoregressive process for dependent data;
 * :class:`WeightedChiSquare` — the weighted chi-square approximation of the
   null of the V-statistics HSIC_b and KCI from the eigenvalues of the product of
-  their Gram matrices (:mod:`kmtests.null.chi2`; approximate).
+  their Gram matrices (:mod:`kmtests.null.chi2`; approximate);
+* :class:`AsymptoticChiSquare` (``"asymptotic"``) — the chi-square null of the
+  interpretable tests with learned features (ME, SCF, NFSIC; approximate).
 
 The result of a test keeps the method object (``res.method``), and the
 method decides how the result describes its p-value: the method line, the
@@ -56,6 +58,7 @@ from ._base import NullMethod as NullMethod
 from ._base import NullOutcome as NullOutcome
 from ._base import RunContext as RunContext
 from .bootstrap import BootstrapMethod as BootstrapMethod
+from .chi2 import AsymptoticChiSquare as AsymptoticChiSquare
 from .chi2 import WeightedChiSquare as WeightedChiSquare
 from .gamma import GammaMethod as GammaMethod
 from .joint_gamma import JointGammaMethod as JointGammaMethod
@@ -64,7 +67,7 @@ from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
 from .permutation import PermutationMethod as PermutationMethod
 from .wild import WildBootstrap as WildBootstrap
 
-__all__ = ["BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
+__all__ = ["AsymptoticChiSquare", "BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
            "METHODS", "NormalMethod", "NullMethod", "PermutationMethod", "WeightedChiSquare",
            "WildBootstrap", "check_n_jobs", "method_statistic", "resolve_method"]
 
@@ -72,6 +75,7 @@ __all__ = ["BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaM
 METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma": GammaMethod,
                                         "normal": NormalMethod, "wild": WildBootstrap,
                                         "chi2": WeightedChiSquare,
+                                        "asymptotic": AsymptoticChiSquare,
                                         "bootstrap": BootstrapMethod}
 
 

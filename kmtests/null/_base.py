@@ -139,3 +139,9 @@ class NullMethod(abc.ABC):
     def pvalue_floor(self, res: ResultLike) -> float | None:
         """The smallest p-value the method can give (None: no floor)."""
         return None
+
+    def null_density(self, res: ResultLike) -> tuple[str, Any] | None:
+        """The approximating null distribution of the statistic, for pictures: ``(label,
+        frozen scipy.stats distribution)``, or None (the method keeps a null sample, or
+        has no density)."""
+        return None

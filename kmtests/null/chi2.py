@@ -31,10 +31,10 @@ import numpy as np
 
 from .._summary import Annotated
 from .._validation import check_rng
-from ._base import NullOutcome, ResultLike, RunContext
+from ._base import NullMethod, NullOutcome, ResultLike, RunContext
 from .permutation import ResamplingMethod, check_finite_statistic, pvalue_upper
 
-__all__ = ["WeightedChiSquare", "lowrank_products", "null_eigenvalues"]
+__all__ = ["AsymptoticChiSquare", "WeightedChiSquare", "lowrank_products", "null_eigenvalues"]
 
 #: chi-square draws per step (rows of B x r); fixed so that `batch` does not change them
 _DRAW = 256
@@ -136,3 +136,54 @@ class WeightedChiSquare(ResamplingMethod):
                 "of the product of the two (residual) Gram matrices; Zhang et al., 2011): "
                 "approximate p-value = (1 + #{T_b >= T}) / (1 + B); its Monte Carlo "
                 "interval is the Clopper-Pearson interval of that p-value."]
+
+
+@dataclass(frozen=True)
+class AsymptoticChiSquare(NullMethod):
+    """The chi-square null of a Hotelling-type statistic with learned features.
+
+    The ME, SCF and NFSIC statistics (:mod:`kmtests.statistics.interpretable`)
+    are ``n W' S^{-1} W`` of ``n`` i.i.d. feature vectors; under the null
+    hypothesis they are asymptotically chi-square with as many degrees of
+    freedom as features (``J``; ``2J`` for SCF; fewer when the features'
+    covariance is singular). The p-value ``P(chi^2_df >= T)`` costs nothing
+    beyond the statistic (linear time); it is approximate and liberal at
+    moderate sizes (measured in :doc:`/user_guide/where`): the tests' default
+    null is ``method="permutation"``, exact given the training split.
+    """
+
+    name: ClassVar[str] = "asymptotic"
+    needs: ClassVar[str] = "chi2_df"
+
+    def refusal(self, statistic: Any, engine: Any) -> str:
+        return ("method='asymptotic' is the chi-square null of the interpretable tests "
+                "(statistic='me', 'scf' or 'fsic'); "
+                f"{statistic.refusal_subject()} has none: use "
+                f"method={statistic.default_method!r}.")
+
+    def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
+        from scipy import stats
+
+        t = float(np.asarray(observed.stat).reshape(-1)[0])
+        check_finite_statistic(t, None, prepared.what)
+        df = int(prepared.details["df"])
+        return NullOutcome(float(stats.chi2.sf(t, df)), details={"df": df})
+
+    def describe(self, res: ResultLike) -> str:
+        return (f"asymptotic chi-square null with {res.details.get('df', '?')} degrees of "
+                "freedom (approximate p-value)")
+
+    def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
+        return [("Null", f"chi2, {res.details.get('df', '?')} df (approx.)")]
+
+    def notes(self, res: ResultLike, alpha: float) -> list[str]:
+        return ["Asymptotic chi-square null of the statistic n W' S^-1 W of the features on "
+                "the test pairs (Jitkrittum et al., 2016, 2017): approximate p-value; "
+                "method='permutation' permutes the test pairs (exact given the training "
+                "split)."]
+
+    def null_density(self, res: ResultLike) -> tuple[str, Any] | None:
+        from scipy import stats
+
+        df = int(res.details.get("df", 0))
+        return (f"chi-square ({df} df)", stats.chi2(df)) if df > 0 else None

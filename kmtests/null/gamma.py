@@ -318,6 +318,16 @@ class GammaMethod(NullMethod):
         return (f"gamma approximation to the null, {self._which(res)} moments (approximate "
                 "p-value)")
 
+    def null_density(self, res: ResultLike) -> tuple[str, Any] | None:
+        d = res.details
+        if "gamma_shape" not in d:
+            return None
+        from scipy import stats
+
+        shape, scale = float(d["gamma_shape"]), float(d["gamma_scale"])
+        return (f"gamma (shape {shape:.3g}, scale {scale:.3g})",
+                stats.gamma(shape, scale=scale))
+
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
         rows: list[tuple[str, Any]] = [("method", Annotated("gamma", "(approx.)")),
                                        ("moments", self._which(res))]

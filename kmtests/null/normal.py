@@ -130,6 +130,18 @@ class NormalMethod(NullMethod):
         ref = ("Student-t null" if self.reference == "t" else "asymptotic normal null")
         return f"{what}, {ref} (approximate p-value)"
 
+    def null_density(self, res: ResultLike) -> tuple[str, Any] | None:
+        d = res.details
+        se = d.get("se")
+        if not se or not se > 0:
+            return None
+        from scipy import stats
+
+        k = int(d.get("n_blocks", d.get("n_pairs", 0)))
+        if self.reference == "t" and k > 1:
+            return f"se x t ({k - 1} df), se = {se:.3g}", stats.t(k - 1, scale=se)
+        return f"normal (0, se = {se:.3g})", stats.norm(scale=se)
+
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
         d = res.details
         rows: list[tuple[str, Any]] = [

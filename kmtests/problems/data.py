@@ -203,6 +203,15 @@ class IndependenceProblem:
         return {role: 0 if v.data is None else int(v.data.shape[1])
                 for role, v in (("x", self.x), ("y", self.y))}
 
+    def with_rows(self, rows: np.ndarray) -> "IndependenceProblem":
+        """The same problem on some of its pairs (e.g. after training pairs were held
+        out)."""
+        if self._scheme is not None or self.x.data is None or self.y.data is None:
+            raise ValueError("pairs cannot be held out of a stratified or blocked "
+                             "permutation design, or of precomputed kernels.")
+        return IndependenceProblem(Variable(self.x.data[rows]), Variable(self.y.data[rows]),
+                                   self.data_name)
+
 
 def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
                        data_name: str | None = None, axis: Any = 0,

@@ -161,6 +161,10 @@ class KernelTestResult:
     engine_info: str = ""
     family: str = ""
     statistic_description: str = ""
+    #: the witness function of the statistic (kmtests.statistics.witness), or why there
+    #: is none; it keeps references to the data (see :meth:`witness`)
+    _witness: Any = field(default="this test keeps no witness function", repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     #: the kind of test; the title adds the statistic's `family`
     test_name: ClassVar[str] = "Kernel test"
@@ -190,6 +194,131 @@ class KernelTestResult:
             b = getattr(k, "bandwidth", None)
             out[role] = b.tolist() if isinstance(b, np.ndarray) else b
         return out
+
+    # -- where the distributions differ ----------------------------------------------------------
+    def _witness_object(self, what: str = "witness function") -> Any:
+        """The witness object, or ``ValueError`` saying why the test has none."""
+        if isinstance(self._witness, str):
+            raise ValueError(f"no {what}: {self._witness}.")
+        return self._witness
+
+    def relevance(self, n_resamples: int = 999, *, rng: Any = None) -> pd.DataFrame:
+        """Which features carry the difference: one permutation test per feature.
+
+        Two-sample tests: for each column ``j`` of the data, the test of
+        ``H0_j``: *the two samples' marginal distributions of feature j are
+        equal*, by ``MMD^2_u`` with a Gaussian kernel (median bandwidth of the
+        pooled column) and `n_resamples` permutations (the same permutations
+        for every feature). Independence tests: for each column of x, the
+        test of its independence of the whole of y by ``HSIC_b`` (Gaussian
+        kernels, median bandwidths), and for each column of y the same with
+        the whole of x.
+
+        The p-values are adjusted by Holm's step-down method: rejecting every
+        feature whose ``pvalue_holm <= alpha`` has family-wise error rate at
+        most `alpha`, whatever the dependence between the features. What it
+        does not claim: a feature whose marginals agree but whose dependence
+        on the other features differs (a difference in correlation only) has
+        no marginal difference to find; and a large adjusted p-value is not
+        evidence that a feature is irrelevant.
+
+        Parameters
+        ----------
+        n_resamples : int
+            Permutations (shared by the features).
+        rng : int, Generator or None
+            The permutations' seed. None: the child ``"relevance"`` of the
+            test's integer seed when it had one (the same table every time),
+            else fresh.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by feature (``x[0]``, ``x[1]``, ... and for independence
+            tests ``y[0]``, ...), with columns ``statistic``, ``z`` (the
+            statistic standardised by the mean and standard deviation of its
+            permutations), ``pvalue``, ``pvalue_holm`` and ``rank`` (1: the
+            most relevant, by Holm p-value, ties broken by ``z``); in rank
+            order.
+
+        Notes
+        -----
+        Costs ``n_resamples`` quadratic forms of an ``n x n`` matrix per
+        feature; computed once per setting and kept.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kmtests import two_sample_test
+        >>> gen = np.random.default_rng(0)
+        >>> x = gen.normal(size=(60, 4))
+        >>> y = gen.normal(size=(60, 4)); y[:, 2] += 1.0
+        >>> res = two_sample_test(x, y, n_resamples=199, rng=1)
+        >>> table = res.relevance(n_resamples=199)
+        >>> table.index[0], int(table.loc["x[2]", "rank"])
+        ('x[2]', 1)
+        """
+        from .._validation import check_positive_int
+        from ..statistics.witness import HSICWitness, feature_relevance
+
+        n_resamples = check_positive_int(n_resamples, "n_resamples")
+        w = self._witness_object("feature relevance (it keeps the data with the witness)")
+        from .._rng import child, generator
+
+        # a fixed seed (given, or the test's own) gives the same table: kept for reuse
+        seeded = isinstance(rng, (int, np.integer)) or (rng is None and self.seed is not None)
+        key = ("relevance", n_resamples, "test" if rng is None else rng if seeded else None)
+        if seeded and key in self._cache:
+            return self._cache[key].copy()
+        gen = child(self.seed, "relevance") if rng is None and seeded else generator(rng)
+        if isinstance(w, HSICWitness):
+            cols = feature_relevance("hsic", w.x, w.y, n_resamples, gen)
+        else:
+            cols = feature_relevance("mmd", w.x, w.y, n_resamples, gen)
+        import pandas as pd
+
+        frame = pd.DataFrame({k: v for k, v in cols.items() if k != "feature"},
+                             index=pd.Index(cols["feature"], name="feature"))
+        frame = frame.sort_values("rank")
+        if seeded:
+            self._cache[key] = frame
+        return frame.copy()
+
+    def plot(self, ax: Any = None, *, bins: Any = "auto") -> Any:
+        """The null distribution with the observed statistic and the p-value marked.
+
+        A histogram of the null sample (permutations, bootstrap or chi-square
+        draws), or the approximating density (gamma, normal/t) with the upper
+        tail beyond the observed statistic shaded. Requires matplotlib
+        (``pip install 'kmtests[plot]'``).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        bins : int, sequence or str
+            The histogram's bins (numpy's rule names accepted).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from kmtests import two_sample_test
+        >>> gen = np.random.default_rng(0)
+        >>> res = two_sample_test(gen.normal(size=30), gen.normal(0.8, size=30),
+        ...                       n_resamples=199, rng=1)
+        >>> ax = res.plot()
+        >>> ax.get_xlabel()
+        'MMD^2_u'
+        """
+        from ._plot import plot_null
+
+        return plot_null(self, ax, bins)
 
     # -- p-value uncertainty -----------------------------------------------------------------
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
@@ -379,7 +508,7 @@ class KernelTestResult:
         return (f"Estimator parameters: those chosen on {where}; tuning='permutation' "
                 "chooses them again for every permutation.")
 
-    def summary(self, alpha: float = 0.05) -> Summary:
+    def summary(self, alpha: float = 0.05, relevance: bool = False) -> Summary:
         """statsmodels-style summary: a settings table, a result table and notes.
 
         Every line is at most 78 characters: long lists (e.g. MMKME's
@@ -391,6 +520,9 @@ class KernelTestResult:
         ----------
         alpha : float
             Level of the Monte Carlo interval of the p-value.
+        relevance : bool
+            Add the per-feature relevance table (:meth:`relevance` with its
+            defaults; at most 12 features, in rank order).
 
         Returns
         -------
@@ -427,8 +559,13 @@ class KernelTestResult:
         if len(cut) < len(shortened):
             notes.append("Lists are summarised in the table (number of values and range); "
                          "the full values are in `params` and `bandwidths`.")
-        return Summary([*settings, results], notes,
-                       html_tables=[html_settings_table(settings), results])
+        tables = [results]
+        if relevance:
+            frame = self.relevance()
+            tables.append(relevance_table(frame.head(12)))
+            notes.append(relevance_note(frame, alpha))
+        return Summary([*settings, *tables], notes,
+                       html_tables=[html_settings_table(settings), *tables])
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """One-row DataFrame: the statistic, p-value and its interval, and what ran.
@@ -545,6 +682,31 @@ def flat_params(params: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def relevance_table(frame: pd.DataFrame) -> Any:
+    """The relevance frame as a statsmodels SimpleTable."""
+    from statsmodels.iolib.table import SimpleTable
+
+    cols = [frame[c].to_numpy(dtype=np.float64) for c in
+            ("statistic", "z", "pvalue", "pvalue_holm", "rank")]
+    data = [[format_number(float(t)), f"{z:.3g}", f"{p:.4g}", f"{ph:.4g}", str(int(r))]
+            for t, z, p, ph, r in zip(*cols)]
+    return SimpleTable(data, headers=["statistic", "z", "p-value", "Holm p", "rank"],
+                       stubs=[str(i) for i in frame.index],
+                       title="Feature relevance (one test per feature)")
+
+
+def relevance_note(frame: pd.DataFrame, alpha: float) -> str:
+    """What the relevance table claims."""
+    k = int((frame["pvalue_holm"] <= alpha).sum())
+    shown = "" if len(frame) <= 12 else f" (the first 12 of {len(frame)} shown)"
+    return (f"Feature relevance{shown}: one permutation test per feature (its marginal "
+            f"difference between the samples, or its dependence on the other variable; "
+            f"Gaussian kernel, median bandwidth), p-values Holm-adjusted: the {k} "
+            f"feature(s) with Holm p <= {alpha:g} differ, with family-wise error rate at "
+            f"most {alpha:g}. A feature that differs only jointly with others is not "
+            "found this way.")
+
+
 def _config(est: Any) -> dict[str, Any]:
     return {k: v for k, v in est.get_params().items() if v is not None}
 
@@ -635,6 +797,91 @@ class TwoSampleResult(KernelTestResult):
     test_name: ClassVar[str] = "Kernel two-sample test"
     alternative_text: ClassVar[str] = "the two samples come from different distributions"
 
+    def witness(self, points: Any) -> np.ndarray:
+        """The witness function ``mu_x - mu_y`` at `points`.
+
+        The difference of the two estimated kernel mean embeddings, with the
+        estimator the test used (its weights chosen as the test chose them:
+        on each sample, or once on the pooled sample with
+        ``tuning="pooled"``; the marginalized estimators' smoothed kernel),
+        and the fitted kernel. Where it is positive the first sample has more
+        mass than the second, as the kernel sees it; ``MMD^2_b`` is its
+        squared RKHS norm. The linear-time tests (``engine="block"``,
+        ``"linear"``) estimate the KME's ``MMD^2``: their witness is the
+        KME's, from all points; the low-rank engines' (``"nystrom"``,
+        ``"rff"``) is the exact kernel's, which their statistic approximates.
+
+        The result keeps a reference to the pooled sample (no copy) for it;
+        the weights cost one Gram matrix per sample when first asked for.
+
+        Parameters
+        ----------
+        points : array_like, shape (m, d) or (m,)
+            Where to evaluate it (``(m,)`` for 1-d data).
+
+        Returns
+        -------
+        ndarray, shape (m,)
+
+        Raises
+        ------
+        ValueError
+            For a test without a witness: on kernel matrices
+            (``kernel="precomputed"``), the spectral-regularised statistic,
+            an aggregated test (ask a member's test).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kmtests import two_sample_test
+        >>> gen = np.random.default_rng(0)
+        >>> res = two_sample_test(gen.normal(size=50), gen.normal(1.5, size=50),
+        ...                       n_resamples=99, rng=1)
+        >>> w = res.witness(np.array([-1.0, 0.75, 2.5]))
+        >>> bool(w[0] > 0 > w[2])
+        True
+        """
+        return np.asarray(self._witness_object()(points))
+
+    def plot_witness(self, ax: Any = None, *, features: Any = None, num: int = 200) -> Any:
+        """Draw the witness function (see :meth:`witness`).
+
+        1-d data: the witness on a grid, with the two samples as rugs. 2-d
+        data: a colour map of the witness with the two samples on it. More
+        columns (or `features` given): the witness at each data point
+        against each of the chosen features, one panel per feature (default:
+        the 3 first of :meth:`relevance`). Requires matplotlib.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or array of Axes, optional
+            Where to draw (one Axes per feature for the per-feature panels).
+        features : sequence of int, optional
+            The columns of the per-feature panels.
+        num : int
+            Grid points (1-d; 2-d uses ``num / 2`` per axis).
+
+        Returns
+        -------
+        matplotlib Axes, or an array of Axes (per-feature panels)
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from kmtests import two_sample_test
+        >>> gen = np.random.default_rng(0)
+        >>> res = two_sample_test(gen.normal(size=(40, 2)), gen.normal(1.0, size=(40, 2)),
+        ...                       n_resamples=99, rng=1)
+        >>> ax = res.plot_witness()
+        >>> ax.get_title()
+        'Witness of MMD^2_u'
+        """
+        from ._plot import plot_witness
+
+        return plot_witness(self, ax, features, num)
+
 
 @dataclass(frozen=True, repr=False, eq=False)
 class IndependenceResult(KernelTestResult):
@@ -642,3 +889,54 @@ class IndependenceResult(KernelTestResult):
 
     test_name: ClassVar[str] = "Kernel independence test"
     alternative_text: ClassVar[str] = "x and y are dependent"
+
+    def witness(self, x_points: Any, y_points: Any, *, grid: bool = False) -> np.ndarray:
+        """The witness ``w(s, t)`` over pairs: the estimated embedding of the centred
+        cross-covariance.
+
+        ``w(s, t) = sum_i beta_i (k(x_i, s) - mu_x(s)) (l(y_i, t) - mu_y(t))``
+        with the weights ``beta`` of the estimator the test used; for the KME
+        it is ``mu_XY(s, t) - mu_X(s) mu_Y(t)``, the difference between the
+        joint embedding and the product of the marginal ones, and ``HSIC_b``
+        is its squared norm. Positive where pairs ``(s, t)`` are more frequent
+        than under independence. The result keeps references to x and y for it.
+
+        Parameters
+        ----------
+        x_points, y_points : array_like
+            Points of x and of y (rows).
+        grid : bool
+            False: ``w`` at the pairs of rows (same number of rows); True:
+            on the grid of all pairs, shape ``(len(x_points), len(y_points))``.
+
+        Returns
+        -------
+        ndarray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kmtests import independence_test
+        >>> gen = np.random.default_rng(0)
+        >>> x = gen.normal(size=80)
+        >>> res = independence_test(x, x + 0.3 * gen.normal(size=80), n_resamples=99, rng=1)
+        >>> w = res.witness([1.0, 1.0], [1.0, -1.0])
+        >>> bool(w[0] > 0 > w[1])
+        True
+        """
+        w = self._witness_object()
+        return np.asarray(w.grid(x_points, y_points) if grid else w(x_points, y_points))
+
+    def plot_witness(self, ax: Any = None, *, features: Any = None, num: int = 120) -> Any:
+        """Draw the witness (see :meth:`witness`): for 1-d x and y a colour map over the
+        (x, y) plane with the observed pairs; otherwise the observed pairs on the plane of
+        two features (`features`: a column of x and one of y; default the most relevant
+        ones, :meth:`relevance`), coloured by the witness at them. Requires matplotlib.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from ._plot import plot_witness
+
+        return plot_witness(self, ax, features, num)

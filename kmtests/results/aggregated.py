@@ -34,8 +34,8 @@ class _AggregatedReport:
             return f"estimators {', '.join(names)}"
         return super()._estimator_phrase()  # type: ignore[misc]
 
-    def summary(self, alpha: float = 0.05) -> Any:
-        return _summary_with_members(self, alpha)
+    def summary(self, alpha: float = 0.05, relevance: bool = False) -> Any:
+        return _summary_with_members(self, alpha, relevance)
 
     def members_frame(self) -> Any:
         """The members as a pandas DataFrame: what distinguishes each member (bandwidth(s),
@@ -142,10 +142,10 @@ def _settings_lines(res: Any) -> list[tuple[Any, ...]]:
     return lines
 
 
-def _summary_with_members(res: Any, alpha: float) -> Any:
+def _summary_with_members(res: Any, alpha: float, relevance: bool = False) -> Any:
     from ._base import KernelTestResult
 
-    summ = KernelTestResult.summary(res, alpha)
+    summ = KernelTestResult.summary(res, alpha, relevance)
     members = res.members_table()
     summ.tables.append(members)
     if summ._html_tables is not None:

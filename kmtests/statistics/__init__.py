@@ -6,7 +6,10 @@
 * :class:`~kmtests.statistics.nocco.NOCCO` — the normalised cross-covariance;
 * :class:`~kmtests.statistics.linear_time.LinearTimeMMD` — the block and linear
   statistics (their own normal null);
-* :class:`~kmtests.statistics.aggregate.Aggregate` — members combined into one test.
+* :class:`~kmtests.statistics.aggregate.Aggregate` — members combined into one test;
+* :class:`~kmtests.statistics.interpretable.MESCF`,
+  :class:`~kmtests.statistics.interpretable.NFSIC` — the interpretable tests with
+  features learned on a training split (their own chi-square null).
 
 :func:`resolve_statistic` maps the tests' ``statistic=`` names (and the keywords
 that configure one statistic: ``filter``, ``lam``, ``block_size``) to objects;
@@ -27,6 +30,8 @@ from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
 from .dhsic import DHSIC as DHSIC
 from .hsic import KernelHSIC as KernelHSIC
+from .interpretable import MESCF as MESCF
+from .interpretable import NFSIC as NFSIC
 from .kci import KCI as KCI
 from .ksample import KSampleMMD as KSampleMMD
 from .linear_time import LinearTimeMMD as LinearTimeMMD
@@ -35,7 +40,7 @@ from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
 __all__ = ["Aggregate", "DHSIC", "FormInfo", "KCI", "KSampleMMD", "KernelForm", "KernelHSIC",
-           "KernelMMD", "LinearTimeMMD", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
+           "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
            "Statistic", "default_statistic", "resolve_statistic", "statistic_name"]
 
 Builder = Callable[[Mapping[str, Any], KernelMeanEstimator, Mapping[str, Any]], Statistic]
@@ -82,6 +87,21 @@ def _linear_time(kind: str, kernels: Mapping[str, Any], est: KernelMeanEstimator
         raise ValueError(f"engine={kind!r} runs the KME statistic only (estimator='kme'); for "
                          f"estimator {est.name!r} use engine='exact' or 'streamed'.")
     return LinearTimeMMD(kernels["kernel"], kind, opts.get("block_size"))
+
+
+def _learned(kind: str) -> Builder:
+    def build(kernels: Mapping[str, Any], est: KernelMeanEstimator,
+              opts: Mapping[str, Any]) -> Statistic:
+        if est.name != "kme":
+            raise ValueError(f"statistic={kind!r} learns its features on a training split "
+                             "and compares plain means of them; estimator="
+                             f"{est.name!r} does not apply (use estimator='kme').")
+        if kind == "fsic":
+            return NFSIC(kernels["x"], kernels["y"], opts.get("n_locations"),
+                         opts.get("split_size"))
+        return MESCF(kernels["kernel"], kind, opts.get("n_locations"), opts.get("split_size"))
+
+    return build
 
 
 def _mmd(unbiased: bool) -> Builder:
@@ -141,11 +161,14 @@ STATISTICS: dict[str, dict[str, tuple[Builder, tuple[str, ...]]]] = {
         "regularized": (_regularized, ("filter", "lam", "covariance", "split_size")),
         "block": (_block, ("block_size",)),
         "linear": (_linear, ()),
+        "me": (_learned("me"), ("n_locations", "split_size")),
+        "scf": (_learned("scf"), ("n_locations", "split_size")),
     },
     "independence": {
         "biased": (_hsic(False), ()),
         "unbiased": (_hsic(True), ()),
         "regularized": (_regularized, ("filter", "lam")),
+        "fsic": (_learned("fsic"), ("n_locations", "split_size")),
     },
     "k_sample": {
         "unbiased": (_kmmd(True), ()),

@@ -114,6 +114,9 @@ class Prepared:
     report: dict[str, Any] = field(default_factory=dict)
     #: sizes the report adds to the problem's (e.g. points held out)
     sizes: dict[str, int] = field(default_factory=dict)
+    #: the witness function the result offers (:mod:`kmtests.statistics.witness`), or
+    #: why there is none (a sentence)
+    witness: Any = "this statistic has no witness function in kmtests"
 
     @property
     def width(self) -> int:

@@ -176,5 +176,8 @@ class Aggregate(Statistic):
                         engine_info=first.engine_info,
                         columns=[c for p in preps for c in p.columns], norms=norms,
                         combination=self.combination,
+                        witness=("an aggregated test combines several statistics (kernels, "
+                                 "bandwidths or lambdas), each with its own witness: run the "
+                                 "test of the member of interest and ask its result"),
                         details={"widths": widths, "parts": preps,
                                  "whats": [p.what for p in preps for _ in range(p.width)]})

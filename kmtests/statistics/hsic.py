@@ -22,6 +22,7 @@ from ..kernels import Kernel
 from ._base import FormInfo, KernelForm, Prepared, Statistic
 from .mmd import describe_kernel, gram_need, statistic_name
 from .tuning import prepare_rule, reportable, symmetric_cose_gram
+from .witness import NO_POINTS, HSICWitness
 
 __all__ = ["KernelHSIC"]
 
@@ -170,4 +171,6 @@ class KernelHSIC(Statistic):
             params=params, notes=[prep.note] if prep.note else [],
             engine_info=getattr(source, "info", ""), columns=self.columns(),
             kernel_form=kernel_form if gram else None, norms=norms,
-            details={"orientation": bool(source.swapped)})
+            details={"orientation": bool(source.swapped)},
+            witness=(NO_POINTS if problem.x.data is None or problem.y.data is None else
+                     HSICWitness(ex, ey, x, y, rule, (cx, cy), self.label())))

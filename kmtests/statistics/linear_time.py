@@ -49,8 +49,10 @@ import numpy as np
 
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME
+from ..estimators._rules import Uniform
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
+from .witness import MMDWitness
 
 __all__ = ["LinearTimeMMD", "default_block_size", "block_statistics", "linear_statistics",
            "paired_values"]
@@ -286,4 +288,6 @@ class LinearTimeMMD(Statistic):
         return Prepared(values=no_values, observed=observed, kernels={"kernel": kern},
                         what=f"{self.label()} with {kern.phrase()}", notes=notes,
                         terms=terms,
-                        details={"block_size": b} if kind == "block" else {})
+                        details={"block_size": b} if kind == "block" else {},
+                        witness=MMDWitness(kern, problem.z, n, Uniform(fixed=1.0),
+                                           what=self.label()))

@@ -19,6 +19,7 @@ from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
 from ._base import FormInfo, KernelForm, Prepared, Statistic
 from .tuning import prepare_rule, reportable
+from .witness import NO_POINTS, MMDWitness
 
 __all__ = ["KernelMMD", "describe_kernel", "statistic_name"]
 
@@ -116,15 +117,18 @@ class KernelMMD(Statistic):
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         est, kern = self.estimator, self.kernel
         note, tparams = "", {}  # type: tuple[str, dict[str, Any]]
+        evaluated, c = kern, 1.0
         if problem.z is None:
             source = engine.pooled(kern, problem.K)
         else:
             kern = kern.fitted_to(problem.z, name="the pooled sample")
             tk = est.transform_kernel(kern, problem.z)
+            evaluated = kern
             if tk is None:
                 source = engine.pooled(kern, problem.z, rng=rng)
             else:
                 c, infl, tparams = tk
+                evaluated = infl
                 source = engine.pooled(infl, problem.z, rng=rng, scale=c)
                 note = f"marginalized: {c:.4g} x {infl.describe()}"
         cg = source.cg if engine.holds_gram else None
@@ -167,7 +171,9 @@ class KernelMMD(Statistic):
             notes=[prep.note] if prep.note else [],
             engine_info=getattr(source, "info", ""), columns=self.columns(),
             kernel_form=kernel_form if cg is not None else None,
-            norms=norms if engine.holds_gram and problem.z is not None else None)
+            norms=norms if engine.holds_gram and problem.z is not None else None,
+            witness=(NO_POINTS if problem.z is None else
+                     MMDWitness(evaluated, problem.z, n_x, rule, c, self.label())))
 
 
 def fuse_norm_mmd(kern: Kernel, z: np.ndarray, nmin: int) -> float:

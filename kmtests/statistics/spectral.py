@@ -345,4 +345,9 @@ class SpectralMMD(Statistic):
                         what=f"{self.label()} with {kern.phrase()}", params=params,
                         notes=notes, columns=columns, norms=norms,
                         details={"lams": grid},
-                        sizes={} if self.held_out is None else {"held out": s})
+                        sizes={} if self.held_out is None else {"held out": s},
+                        witness=("the spectral-regularised MMD is a norm of the mean "
+                                 "difference re-weighted by a filter of the covariance "
+                                 "operator, not of a difference of two estimated embeddings; "
+                                 "kmtests does not offer its witness: the unregularised test "
+                                 "(statistic='unbiased' or 'biased') has one"))
