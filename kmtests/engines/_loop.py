@@ -38,10 +38,13 @@ def blas_threads(n: int) -> Any:
 
 
 #: below this many observations dense linear algebra (eigendecompositions, products of
-#: n x n matrices) runs on one BLAS thread unless `n_jobs` says otherwise: on a busy
-#: 2-core machine an eigendecomposition of 300 x 300 took 1.24 s with two BLAS threads
-#: and 0.035 s with one
-BLAS_SINGLE_BELOW = 2000
+#: n x n matrices) runs on one BLAS thread unless `n_jobs` says otherwise, above on the
+#: idle CPUs (:func:`kmtests.engines._threads.idle_cpus`: one when another process is
+#: busy — on a busy 2-core machine an eigendecomposition of 300 x 300 took 1.24 s with
+#: two BLAS threads and 0.035 s with one). Idle, two threads gain nothing at n = 300
+#: and 14-32% at n = 500-1000 (the tuned KCI: 0.099 / 0.085 s at 500, 0.675 / 0.456 s
+#: at 1000)
+BLAS_SINGLE_BELOW = 500
 
 
 def linalg_threads(n_jobs: int | None, n: int) -> Any:

@@ -47,8 +47,9 @@ from ._values import Values
 
 #: splits per BLAS call (fixed: the call shape must not depend on `batch`)
 _CHUNK = 128
-#: below this many pooled points the BLAS products use one thread (see within_sums)
-_SMALL_N = 1024
+#: below this many pooled points the BLAS products use one thread (see within_sums);
+#: above, the idle CPUs (idle, two threads: 6% faster at N = 400, 10% at 600, 14% at 1000)
+_SMALL_N = 500
 #: block width of the block-triangular product (fixed; boundaries depend on N only)
 _BLOCK = 256
 # (128, 256) was the fastest of (64|128) x (256|512) on a 2-core AMD EPYC for
