@@ -47,15 +47,16 @@ def blas_threads(n: int) -> Any:
 BLAS_SINGLE_BELOW = 500
 
 
-def linalg_threads(n_jobs: int | None, n: int) -> Any:
+def linalg_threads(n_jobs: int | None, n: int, single_below: int | None = None) -> Any:
     """BLAS threads for dense linear algebra on `n` observations: `n_jobs` when given,
-    else one thread below :data:`BLAS_SINGLE_BELOW` observations and the idle CPUs
-    above."""
+    else one thread below :data:`BLAS_SINGLE_BELOW` observations (or `single_below`)
+    and the idle CPUs above."""
     from ._threads import thread_count
 
     if n_jobs is not None:
         return blas_threads(thread_count(n_jobs))
-    return blas_threads(1 if n < BLAS_SINGLE_BELOW else thread_count(None))
+    below = BLAS_SINGLE_BELOW if single_below is None else single_below
+    return blas_threads(1 if n < below else thread_count(None))
 
 
 def single_blas_thread() -> Any:
