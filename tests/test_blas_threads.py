@@ -59,3 +59,35 @@ def test_a_busy_process_is_seen(monkeypatch):
         spinner.kill()
         spinner.wait()
         _threads._IDLE.clear()
+
+
+def test_the_machines_load_does_not_change_a_result(monkeypatch):
+    # the default thread count follows the idle CPUs; the values must not: decompositions
+    # run on one BLAS thread each (side by side), products are thread-count invariant
+    import numpy as np
+
+    import kmtests
+    from kmtests.engines import _threads
+
+    g = np.random.default_rng(1)
+    n = 600
+    z = g.normal(size=(n, 1))
+    x, y = np.sin(2 * z) + g.normal(size=(n, 1)), np.cos(z) + g.normal(size=(n, 1))
+    a, b = g.normal(size=(300, 3)), g.normal(size=(300, 3))
+
+    def run():
+        return [kmtests.conditional_independence_test(x, y, z, cache=False),
+                kmtests.conditional_independence_test(x, y, z, cache=False, method="chi2",
+                                                      rng=0),
+                kmtests.conditional_independence_test(x, y, z, bandwidth_z=0.5, lam=1e-5,
+                                                      cache=False),
+                kmtests.two_sample_test(a, b, n_resamples=199, rng=0),
+                kmtests.two_sample_test(a, b, statistic="regularized", n_resamples=99, rng=0),
+                kmtests.independence_test(x, z, n_resamples=199, rng=0)]
+
+    results = {}
+    for idle in (1, 2):
+        monkeypatch.setattr(_threads, "idle_cpus", lambda v=idle: v)
+        monkeypatch.setattr(_threads, "usable_cpus", lambda: 2)
+        results[idle] = [(r.statistic, r.pvalue) for r in run()]
+    assert results[1] == results[2]

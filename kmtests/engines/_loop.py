@@ -12,7 +12,7 @@ depend on the number of threads.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -50,13 +50,31 @@ BLAS_SINGLE_BELOW = 500
 def linalg_threads(n_jobs: int | None, n: int, single_below: int | None = None) -> Any:
     """BLAS threads for dense linear algebra on `n` observations: `n_jobs` when given,
     else one thread below :data:`BLAS_SINGLE_BELOW` observations (or `single_below`)
-    and the idle CPUs above."""
-    from ._threads import thread_count
+    and every usable CPU above.
+
+    Not the idle CPUs: the bits of an eigendecomposition or a Cholesky factorisation
+    depend on the number of BLAS threads (LAPACK's blocked algorithms), so a count that
+    followed the machine's load would make a p-value differ in its last digits from run
+    to run. Independent decompositions are run side by side instead, one BLAS thread
+    each (:func:`map_items`), on as many workers as there are idle CPUs."""
+    from ._threads import resolve_n_jobs, usable_cpus
 
     if n_jobs is not None:
-        return blas_threads(thread_count(n_jobs))
+        return blas_threads(resolve_n_jobs(n_jobs) or 1)
     below = BLAS_SINGLE_BELOW if single_below is None else single_below
-    return blas_threads(1 if n < below else thread_count(None))
+    return blas_threads(1 if n < below else usable_cpus())
+
+
+def map_items(fn: Callable[[Any], T], items: Sequence[Any], n_jobs: int | None) -> list[T]:
+    """``[fn(i) for i in items]`` over `n_jobs` threads (None: the idle CPUs), each with
+    one BLAS thread: every item is computed by the same single-threaded calls whatever
+    the number of threads, so the values do not depend on it."""
+    n_threads = max(1, min(thread_count(n_jobs), len(items)))
+    with single_blas_thread():
+        if n_threads == 1:
+            return [fn(i) for i in items]
+        with ThreadPoolExecutor(max_workers=n_threads) as ex:
+            return list(ex.map(fn, items))
 
 
 def single_blas_thread() -> Any:

@@ -7,9 +7,14 @@ this process's own running threads, e.g. BLAS threads still spinning after a pro
 are subtracted). On the 2-core benchmark machine two BLAS threads against one other
 busy process made a plain MMD test 4x slower than one thread (1.43-1.58 s against
 0.36-0.39 s, n = 1000 + 1000), while on an idle machine two threads are up to twice as
-fast as one: BLAS takes one thread when a core is busy and both when none is. Numba's
-parallel loops (work split across threads without BLAS's spin-waiting) take every
-usable CPU: two threads beat one there in both states (``benchmarks/bench_threads.py``). Where the count cannot be read (not Linux), every usable CPU. Small
+fast as one: BLAS products take one thread when a core is busy and both when none is.
+Numba's parallel loops (work split across threads without BLAS's spin-waiting) take
+every usable CPU: two threads beat one there in both states
+(``benchmarks/bench_threads.py``). Dense decompositions (eigendecompositions,
+Cholesky factorisations) are not given a load-dependent count: their bits depend on
+the number of BLAS threads, so they run one BLAS thread each, side by side
+(:func:`kmtests.engines._loop.map_items`), or on a count fixed by the size alone
+(:func:`kmtests.engines._loop.linalg_threads`). Where the count cannot be read (not Linux), every usable CPU. Small
 work runs on one thread whatever the count (each engine's threshold). The count is
 read at most every :data:`IDLE_TTL` seconds (60 microseconds a read).
 

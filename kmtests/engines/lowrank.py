@@ -51,7 +51,6 @@ True
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
 
@@ -293,21 +292,11 @@ class FeaturePooled:
 
 
 def _map(fn: Callable[[int], Any], items: list[int], n_jobs: int | None) -> list[Any]:
-    """``[fn(i) for i in items]`` over `n_jobs` threads, each with one BLAS thread.
+    """``[fn(i) for i in items]`` over `n_jobs` threads, each with one BLAS thread
+    (:func:`kmtests.engines._loop.map_items`: the values do not depend on `n_jobs`)."""
+    from ._loop import map_items
 
-    Every item is computed by the same single-threaded calls whatever the number
-    of threads, so the values do not depend on `n_jobs` (multithreaded BLAS may
-    split a product differently).
-    """
-    from ._loop import single_blas_thread
-    from ._threads import thread_count
-
-    n_threads = max(1, min(thread_count(n_jobs), len(items)))
-    with single_blas_thread():
-        if n_threads == 1:
-            return [fn(i) for i in items]
-        with ThreadPoolExecutor(max_workers=n_threads) as ex:
-            return list(ex.map(fn, items))
+    return map_items(fn, items, n_jobs)
 
 
 def _within_sums(phi: np.ndarray, perms: np.ndarray, n_x: int,

@@ -42,6 +42,7 @@ from typing import Any, ClassVar, Sequence, cast
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
+from ..engines._loop import map_items
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME
 from ..estimators.conditional import (ConditionalMeanEmbedding, FittedRegression, RidgeResidual,
@@ -291,7 +292,9 @@ class KCI(Statistic):
              ) -> tuple[FittedRegression, FittedRegression]:
         cands = self._candidates(z)
         reg = self.regression
-        specs = [z_spectrum(k, z, cache=self.cache) for k in cands]  # shared by x and y
+        # shared by x and y; one BLAS thread each, side by side (the same bits whatever
+        # the number of threads)
+        specs = map_items(lambda k: z_spectrum(k, z, cache=self.cache), cands, self.n_jobs)
         return (reg.fit(cands, z, Kx, spectra=specs), reg.fit(cands, z, Ky, spectra=specs))
 
     def _prepare_whole(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
