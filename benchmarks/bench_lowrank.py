@@ -38,7 +38,10 @@ CHILD = r"""
 import json, resource, sys, time
 import numpy as np
 import kmtests
-from kmtests._lowrank import feature_rng
+from kmtests._rng import child
+
+def feature_rng(seed):
+    return child(np.random.default_rng(seed), "features")
 from kmtests.engines.lowrank import (FeaturePooled, feature_map, lowrank_hsic_values,
                                      lowrank_mmd_values)
 from kmtests.estimators._rules import Uniform
