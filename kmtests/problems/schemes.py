@@ -113,7 +113,9 @@ class Scheme(abc.ABC):
         Row ``b`` is the ``b``-th draw of `rng`'s stream: drawing in batches of any
         size gives the same rows.
         """
-        return rng.permuted(np.tile(np.arange(self.n, dtype=np.int64), (size, 1)), axis=1)
+        from .._rng import permuted_rows
+
+        return permuted_rows(rng, self.n, size)
 
     @abc.abstractmethod
     def enumerate(self) -> Iterator[np.ndarray]:
@@ -354,7 +356,9 @@ class Blocks(Scheme):
 
     def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
         b = len(self.blocks)
-        orders = rng.permuted(np.tile(np.arange(b, dtype=np.int64), (size, 1)), axis=1)
+        from .._rng import permuted_rows
+
+        orders = permuted_rows(rng, b, size)
         return np.ascontiguousarray(np.stack([self._row(o) for o in orders]))
 
     def enumerate(self) -> Iterator[np.ndarray]:
@@ -397,8 +401,9 @@ class Independent(Scheme):
 
     def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
         m = self.d - 1
-        rows = rng.permuted(np.tile(np.arange(self.size, dtype=np.int64), (size * m, 1)),
-                            axis=1)
+        from .._rng import permuted_rows
+
+        rows = permuted_rows(rng, self.size, size * m)
         return np.ascontiguousarray(rows.reshape(size, m * self.size))
 
     def enumerate(self) -> Iterator[np.ndarray]:
