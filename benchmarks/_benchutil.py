@@ -5,14 +5,16 @@ Not part of the package; imported by the scripts in this directory.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing as mp
 import os
 import platform
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -21,6 +23,28 @@ RESULTS = HERE / "results"
 
 
 # --------------------------------------------------------------------------- machine
+
+
+def _spin(stop: Any) -> None:  # pragma: no cover - a busy core
+    x = 0
+    while not stop.is_set():
+        x += 1
+
+
+@contextlib.contextmanager
+def machine_state(state: str) -> Iterator[None]:
+    """Run the block as the machine is (any `state` but ``"busy"``), or ``"busy"``: with
+    one other process spinning on one core, as on a laptop or shared server."""
+    stop = mp.Event()
+    procs = [mp.Process(target=_spin, args=(stop,))] if state == "busy" else []
+    for p in procs:
+        p.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for p in procs:
+            p.join()
 
 def cpu_model() -> str:
     try:

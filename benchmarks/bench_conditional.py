@@ -32,7 +32,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -42,11 +41,6 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 
-
-def _spin(stop: Any) -> None:  # pragma: no cover - a busy core
-    x = 0
-    while not stop.is_set():
-        x += 1
 
 
 def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -85,43 +79,39 @@ def contenders(n: int) -> dict[str, Callable[[Any, Any, Any], float]]:
 
 
 def run(ns: list[int], repeats: int, states: list[str]) -> pd.DataFrame:
-    rows = []
-    for state in states:
-        from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits
 
-        stop = mp.Event()
-        procs = [mp.Process(target=_spin, args=(stop,))] if state == "busy" else []
-        for p in procs:
-            p.start()
+    from _benchutil import machine_state
+    from kmtests.engines import _loop
+
+    rows = []
+    single_below = _loop.BLAS_SINGLE_BELOW
+    for state in states:
         clock = time.process_time if state == "cpu1" else time.perf_counter
         limit = threadpool_limits(1) if state == "cpu1" else None
-        if state == "cpu1":  # kmtests' own choice of threads (all at n >= 2000) off too
-            from kmtests.engines import _loop
-
+        if state == "cpu1":  # kmtests' own choice of threads off too
             _loop.BLAS_SINGLE_BELOW = 10**9
         try:
-            for n in ns:
-                x, y, z = data(n)
-                tests = contenders(n)
-                tests["kmtests tuned, cached"](x, y, z)  # fills the cache for "cached"
-                for name, fn in tests.items():
-                    fn(x, y, z)  # warm-up (imports, compilation)
-                    times = []
-                    for _ in range(repeats):
-                        t0 = clock()
-                        p = fn(x, y, z)
-                        times.append(clock() - t0)
-                    rows.append({"state": state, "n": n, "test": name, "pvalue": float(p),
-                                 "seconds": float(np.median(times)), "repeats": repeats})
-                    print(f"{state:5s} n={n:5d} {name:28s} {np.median(times):8.3f} s  "
-                          f"p = {p:.3f}", flush=True)
+            with machine_state(state):
+                for n in ns:
+                    x, y, z = data(n)
+                    tests = contenders(n)
+                    tests["kmtests tuned, cached"](x, y, z)  # fills the cache for "cached"
+                    for name, fn in tests.items():
+                        fn(x, y, z)  # warm-up (imports, compilation)
+                        times = []
+                        for _ in range(repeats):
+                            t0 = clock()
+                            p = fn(x, y, z)
+                            times.append(clock() - t0)
+                        rows.append({"state": state, "n": n, "test": name, "pvalue": float(p),
+                                     "seconds": float(np.median(times)), "repeats": repeats})
+                        print(f"{state:5s} n={n:5d} {name:28s} {np.median(times):8.3f} s  "
+                              f"p = {p:.3f}", flush=True)
         finally:
             if limit is not None:
                 limit.restore_original_limits()
-                _loop.BLAS_SINGLE_BELOW = 2000
-            stop.set()
-            for p in procs:
-                p.join()
+            _loop.BLAS_SINGLE_BELOW = single_below
     return pd.DataFrame(rows)
 
 

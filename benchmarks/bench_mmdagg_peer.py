@@ -22,7 +22,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -32,11 +31,6 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 
-
-def _spin(stop: Any) -> None:  # pragma: no cover - a busy core
-    x = 0
-    while not stop.is_set():
-        x += 1
 
 
 def contenders(path: str, B: int, n: int) -> dict[str, Callable[[Any, Any], Any]]:
@@ -65,13 +59,11 @@ def contenders(path: str, B: int, n: int) -> dict[str, Callable[[Any, Any], Any]
 
 
 def run(path: str, ns: list[int], B: int, repeats: int, states: list[str]) -> pd.DataFrame:
+    from _benchutil import machine_state
+
     rows = []
     for state in states:
-        stop = mp.Event()
-        procs = [mp.Process(target=_spin, args=(stop,))] if state == "busy" else []
-        for p in procs:
-            p.start()
-        try:
+        with machine_state(state):
             for n in ns:
                 g = np.random.default_rng(n)
                 x, y = g.normal(size=(n, 10)), g.normal(size=(n, 10))
@@ -86,10 +78,6 @@ def run(path: str, ns: list[int], B: int, repeats: int, states: list[str]) -> pd
                     rows.append({"state": state, "n": n, "test": name,
                                  "seconds": float(min(times)), "repeats": reps})
                     print(f"{state:5s} n={n:5d} {name:32s} {min(times):8.3f} s", flush=True)
-        finally:
-            stop.set()
-            for p in procs:
-                p.join()
     return pd.DataFrame(rows)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import multiprocessing as mp
 import os
 import time
 from pathlib import Path
@@ -32,11 +31,6 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 
-
-def _spin(stop: Any) -> None:  # pragma: no cover - a busy core
-    x = 0
-    while not stop.is_set():
-        x += 1
 
 
 @contextlib.contextmanager
@@ -88,15 +82,13 @@ def cases() -> dict[str, tuple[Callable[..., Any], bool]]:
 
 
 def run(states: list[str], repeats: int, only: list[str] | None) -> pd.DataFrame:
+    from _benchutil import machine_state
+
     rows = []
     tests = cases()
     for state in states:
-        stop = mp.Event()
-        procs = [mp.Process(target=_spin, args=(stop,))] if state == "busy" else []
-        for p in procs:
-            p.start()
-        time.sleep(0.5)
-        try:
+        with machine_state(state):
+            time.sleep(0.5)
             for name, (call, takes_jobs) in tests.items():
                 if only and not any(o in name for o in only):
                     continue
@@ -117,10 +109,6 @@ def run(states: list[str], repeats: int, only: list[str] | None) -> pd.DataFrame
                                  "seconds": sec, "repeats": repeats,
                                  "load": os.getloadavg()[0]})
                     print(f"{state:5s} {name:34s} {mode:9s} {sec:8.3f} s", flush=True)
-        finally:
-            stop.set()
-            for p in procs:
-                p.join()
     return pd.DataFrame(rows)
 
 

@@ -141,10 +141,9 @@ DIFF_DIMS = 3
 def _sqdist_diff(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     """``sum_k (x_k - y_k)^2`` by row blocks (few coordinates: :data:`DIFF_DIMS`)."""
     n, m, d = xs.shape[0], ys.shape[0], xs.shape[1]
-    D = np.empty((n, m))
     if d == 0:
-        D.fill(0.0)
-        return D
+        return np.zeros((n, m))
+    D = np.empty((n, m))
     tmp = np.empty((min(_ROWS, n), m)) if d > 1 else None
     yt = np.ascontiguousarray(ys.T)
     for start in range(0, n, _ROWS):
@@ -165,10 +164,10 @@ def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
     """Squared distances of unit-scaled points: one N x M buffer, no N x M temporaries.
 
     With at most :data:`DIFF_DIMS` coordinates they are summed from the differences
-    (:func:`_sqdist_diff`). Otherwise they are computed by row blocks of ``_ROWS`` (one BLAS product each). With
-    ``ys=None`` only the upper block triangle is computed and each block is
-    mirrored (half the flops; cache-friendly block transposes), so the result
-    is exactly symmetric with a zero diagonal. Entries that the norms form computes
+    (:func:`_sqdist_diff`). Otherwise they are computed by row blocks of ``_ROWS``
+    (one BLAS product each). With ``ys=None`` only the upper block triangle is
+    computed and each block is mirrored (half the flops; cache-friendly block
+    transposes), so the result is exactly symmetric with a zero diagonal. Entries that the norms form computes
     with heavy cancellation (close or identical points) are recomputed from the
     differences (:func:`recompute_cancelled`): identical points are at distance 0.
     """

@@ -44,7 +44,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 ROOT = Path(__file__).resolve().parents[2]

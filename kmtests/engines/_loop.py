@@ -38,12 +38,11 @@ def blas_threads(n: int) -> Any:
 
 
 #: below this many observations dense linear algebra (eigendecompositions, products of
-#: n x n matrices) runs on one BLAS thread unless `n_jobs` says otherwise, above on the
-#: idle CPUs (:func:`kmtests.engines._threads.idle_cpus`: one when another process is
-#: busy — on a busy 2-core machine an eigendecomposition of 300 x 300 took 1.24 s with
-#: two BLAS threads and 0.035 s with one). Idle, two threads gain nothing at n = 300
-#: and 14-32% at n = 500-1000 (the tuned KCI: 0.099 / 0.085 s at 500, 0.675 / 0.456 s
-#: at 1000)
+#: n x n matrices) runs on one BLAS thread unless `n_jobs` says otherwise, above on every
+#: usable CPU (:func:`linalg_threads`; on a busy 2-core machine an eigendecomposition of
+#: 300 x 300 took 1.24 s with two BLAS threads and 0.035 s with one). Idle, two threads
+#: gain nothing at n = 300 and 14-32% at n = 500-1000 (the tuned KCI: 0.099 / 0.085 s
+#: at 500, 0.675 / 0.456 s at 1000)
 BLAS_SINGLE_BELOW = 500
 
 
@@ -65,7 +64,8 @@ def linalg_threads(n_jobs: int | None, n: int, single_below: int | None = None) 
     return blas_threads(1 if n < below else usable_cpus())
 
 
-def map_items(fn: Callable[[Any], T], items: Sequence[Any], n_jobs: int | None) -> list[T]:
+def map_items(fn: Callable[[Any], T], items: Sequence[Any] | np.ndarray,
+              n_jobs: int | None) -> list[T]:
     """``[fn(i) for i in items]`` over `n_jobs` threads (None: the idle CPUs), each with
     one BLAS thread: every item is computed by the same single-threaded calls whatever
     the number of threads, so the values do not depend on it."""
@@ -84,13 +84,9 @@ def single_blas_thread() -> Any:
 
 def map_rows_multi(fn: Callable[[np.ndarray], T], perms: np.ndarray,
                    n_jobs: int | None = None) -> list[T]:
-    """``[fn(perms[b]) for b]`` with single-threaded BLAS, over `n_jobs` threads."""
-    n_threads = max(1, min(thread_count(n_jobs), perms.shape[0]))
-    with single_blas_thread():
-        if n_threads == 1:
-            return [fn(p) for p in perms]
-        with ThreadPoolExecutor(max_workers=n_threads) as ex:
-            return list(ex.map(fn, perms))
+    """``[fn(perms[b]) for b]`` with single-threaded BLAS, over `n_jobs` threads
+    (:func:`map_items` over the rows)."""
+    return map_items(fn, perms, n_jobs)
 
 
 def map_rows(fn: Callable[[np.ndarray], float], perms: np.ndarray,

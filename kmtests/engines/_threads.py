@@ -14,9 +14,10 @@ every usable CPU: two threads beat one there in both states
 Cholesky factorisations) are not given a load-dependent count: their bits depend on
 the number of BLAS threads, so they run one BLAS thread each, side by side
 (:func:`kmtests.engines._loop.map_items`), or on a count fixed by the size alone
-(:func:`kmtests.engines._loop.linalg_threads`). Where the count cannot be read (not Linux), every usable CPU. Small
-work runs on one thread whatever the count (each engine's threshold). The count is
-read at most every :data:`IDLE_TTL` seconds (60 microseconds a read).
+(:func:`kmtests.engines._loop.linalg_threads`). Where the count cannot be read (not
+Linux), every usable CPU. Small work runs on one thread whatever the count (each
+engine's threshold). The count is read at most every :data:`IDLE_TTL` seconds (60
+microseconds a read).
 
 Values never depend on the thread count: every parallel loop computes each
 permutation's statistic with the same single-threaded calls.

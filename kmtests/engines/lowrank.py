@@ -52,12 +52,13 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from ..estimators._rules import Rule, Uniform
 from ._base import Engine, Requirements
+from ._loop import map_items
 from ._values import Values
 from .mmd import mmd_uniform, split_sums
 
@@ -291,14 +292,6 @@ class FeaturePooled:
         return _within_sums(self.f.phi, perms, n_x, n_jobs)
 
 
-def _map(fn: Callable[[int], Any], items: list[int], n_jobs: int | None) -> list[Any]:
-    """``[fn(i) for i in items]`` over `n_jobs` threads, each with one BLAS thread
-    (:func:`kmtests.engines._loop.map_items`: the values do not depend on `n_jobs`)."""
-    from ._loop import map_items
-
-    return map_items(fn, items, n_jobs)
-
-
 def _within_sums(phi: np.ndarray, perms: np.ndarray, n_x: int,
                  n_jobs: int | None = None) -> np.ndarray:
     """``||a'Phi||^2`` of every split, in fixed-shape chunks of ``_CHUNK`` splits.
@@ -324,7 +317,7 @@ def _within_sums(phi: np.ndarray, perms: np.ndarray, n_x: int,
             part: np.ndarray = mask[:, a:b].astype(np.float64) @ phi[a:b]
             return part
 
-        parts = _map(block, starts, n_jobs)
+        parts = map_items(block, starts, n_jobs)
         S = parts[0]
         for part in parts[1:]:
             S += part
@@ -372,7 +365,7 @@ def _pair_sums(fx: Features, fy: Features, perms: np.ndarray,
             C += px[a:b].T @ py[p[a:b]]
         return float(np.einsum("ij,ij->", C, C))
 
-    S = np.array(_map(one, list(range(perms.shape[0])), n_jobs), dtype=np.float64)
+    S = np.array(map_items(one, range(perms.shape[0]), n_jobs), dtype=np.float64)
     D = (fy.sqnorms[perms] * fx.sqnorms).sum(axis=1)  # row-wise: same bits for any batch
     return S, D
 

@@ -25,6 +25,7 @@ from typing import Any, Callable, ClassVar, Iterator
 
 import numpy as np
 
+from .._rng import permuted_rows
 from .._summary import Annotated
 from .._typing import SeedLike
 from .._validation import check_positive_int, check_rng
@@ -71,8 +72,6 @@ def make_plan(scheme: Any, n_resamples: int, batch: int | None) -> PermutationPl
 def random_permutations(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
     """`size` random permutations of ``range(n)``, int64, C-contiguous
     (:func:`kmtests._rng.permuted_rows`)."""
-    from .._rng import permuted_rows
-
     return permuted_rows(rng, n, size)
 
 

@@ -38,6 +38,8 @@ from typing import ClassVar, Iterator
 
 import numpy as np
 
+from .._rng import permuted_rows
+
 __all__ = ["Blocks", "Independent", "KWay", "Pairing", "Scheme", "Split", "Within",
            "comb_at_most", "multinomial_at_most"]
 
@@ -113,8 +115,6 @@ class Scheme(abc.ABC):
         Row ``b`` is the ``b``-th draw of `rng`'s stream: drawing in batches of any
         size gives the same rows.
         """
-        from .._rng import permuted_rows
-
         return permuted_rows(rng, self.n, size)
 
     @abc.abstractmethod
@@ -356,8 +356,6 @@ class Blocks(Scheme):
 
     def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
         b = len(self.blocks)
-        from .._rng import permuted_rows
-
         orders = permuted_rows(rng, b, size)
         return np.ascontiguousarray(np.stack([self._row(o) for o in orders]))
 
@@ -401,8 +399,6 @@ class Independent(Scheme):
 
     def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
         m = self.d - 1
-        from .._rng import permuted_rows
-
         rows = permuted_rows(rng, self.size, size * m)
         return np.ascontiguousarray(rows.reshape(size, m * self.size))
 

@@ -254,12 +254,18 @@ class KCI(Statistic):
                             RIDGE_SINGLE_BELOW if self._direct(engine) else None):
             return self._prepare(problem, engine, rng)
 
-    def _direct(self, engine: Engine) -> bool:
-        """Whether the regressions are one given ridge (:func:`ridge_residual`)."""
+    def _given_ridge(self) -> float | None:
+        """The `lam` of a kernel ridge regression with one given `lam` (with one kernel on
+        z: the given-ridge path, :func:`ridge_residual`), else None."""
         lams = self.regression.lams()
+        if lams is not None and lams.size == 1 and self.regression.filter == "tikhonov":
+            return float(lams[0])
+        return None
+
+    def _direct(self, engine: Engine) -> bool:
+        """Whether the regressions take the given-ridge path."""
         return (engine.name not in LOWRANK and self.split is None
-                and len(self._candidates_count()) == 1 and lams is not None
-                and lams.size == 1 and self.regression.filter == "tikhonov")
+                and len(self._candidates_count()) == 1 and self._given_ridge() is not None)
 
     def _prepare(self, problem: Any, engine: Engine, rng: Any) -> Prepared:
         x = standardized(problem.x.values)
@@ -278,12 +284,10 @@ class KCI(Statistic):
 
     def _fit_whole(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
                    ) -> tuple[Fit, Fit]:
-        cands = self._candidates(z)
-        lams = self.regression.lams()
-        if (len(cands) == 1 and lams is not None and lams.size == 1
-                and self.regression.filter == "tikhonov"):
+        cands, lam = self._candidates(z), self._given_ridge()
+        if len(cands) == 1 and lam is not None:
             # one given kernel and lam: no eigendecomposition (shared by x and y)
-            rr = ridge_residual(cands[0], z, float(lams[0]), cache=self.cache)
+            rr = ridge_residual(cands[0], z, lam, cache=self.cache)
             if rr is not None:
                 return rr, rr
         return self._fit(z, Kx, Ky)
@@ -413,8 +417,9 @@ class KCI(Statistic):
             "2019): an approximation of KCI.")
         return prepared
 
-    def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: Fit, fy: Fit, Kxt: np.ndarray, Kyt: np.ndarray, values: Any,
-                  observed: Any, m: int, kind: str = "kci") -> Prepared:
+    def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: Fit, fy: Fit,
+                  Kxt: np.ndarray, Kyt: np.ndarray, values: Any, observed: Any, m: int,
+                  kind: str = "kci") -> Prepared:
         reg = self.regression
 
         def kernel_form() -> KernelForm:
@@ -437,7 +442,7 @@ class KCI(Statistic):
         return Prepared(values=values, observed=observed,
                         kernels={"x": kx, "y": ky, "z": fx.kernel}, what=what,
                         params=params, notes=[note], kernel_form=kernel_form,
-                        report={"regression": {"x": role(fx), "y": role(fy)},
+                        report={"regression": {r: dict(v) for r, v in params.items()},
                                  "regression_config": {"filter": reg.filter,
                                                        "criterion": reg.criterion,
                                                        "tuned": bool(tuned)},
