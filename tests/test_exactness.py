@@ -132,6 +132,14 @@ def test_nystrom_mmd_is_exact_by_enumeration_small():
     assert_exact(ps, continuous=True)
 
 
+def test_nystrom_fkmse_is_exact_by_enumeration_small():
+    """F-KMSE re-tuned on every split, on 3 Nyström landmarks (the sample of 4 runs the
+    feature form, the sample of 3 the Gram form): n_x = 3, n_y = 4, 35 splits."""
+    ps = two_sample_pvalues(MMD, normal_pooled(3, 7), 3, engine="nystrom", n_features=3,
+                            estimator="fkmse")
+    assert_exact(ps, continuous=True)
+
+
 # -- independence, n = 6: 720 arrangements, 36 allowed at 0.05 ---------------------------------
 INDEPENDENCE_CASES = [
     # (id, test, options, seed of the data; what 2a93917 gave on these data)
@@ -178,6 +186,8 @@ TWO_SAMPLE_CASES = [
     ("nystrom-4-6", MMD, dict(engine="nystrom", n_features=3), 4),  # 0.2: exceeded by 7
     ("rff-4-6", MMD, dict(engine="rff", n_features=3), 4),
     ("mmdagg-nystrom-4-6", AGG_T, dict(bandwidths=2, engine="nystrom", n_features=3), 4),
+    ("nystrom-fkmse-pooled-4-6", MMD, dict(engine="nystrom", n_features=3, estimator="fkmse",
+                                           tuning="pooled"), 4),
 ]
 
 

@@ -97,6 +97,9 @@ class Requirements:
     own_features : str
         Why the statistic computes its own features and takes no engine source
         (the interpretable tests); empty: it uses the engine's.
+    features : str
+        Why the statistic needs the Gram matrix in memory *or* the features of a
+        low-rank engine (per-point weights with a feature form); empty: sums suffice.
     """
 
     scheme: str
@@ -105,6 +108,7 @@ class Requirements:
     marginalized: str = ""
     pair_values: bool = False
     own_features: str = ""
+    features: str = ""
 
     @property
     def precomputed(self) -> list[str]:
@@ -126,6 +130,8 @@ class Engine(abc.ABC):
     approximate: ClassVar[bool] = False
     #: the whole centred Gram matrix is in memory (``source.cg``)
     holds_gram: ClassVar[bool] = False
+    #: the source holds features of every point (``source.f``, the low-rank engines)
+    holds_features: ClassVar[bool] = False
     #: the schemes it runs
     schemes: ClassVar[tuple[str, ...]] = ("split", "pairing")
     #: its keyword options
@@ -161,6 +167,9 @@ class Engine(abc.ABC):
         if req.gram and not self.holds_gram:
             return (f"engine={self.name!r} does not hold the Gram matrix in memory, which "
                     f"{req.gram}: use engine='exact'.")
+        if req.features and not (self.holds_gram or self.holds_features):
+            return (f"engine={self.name!r} holds neither the Gram matrix nor features, "
+                    f"which {req.features}: use engine='exact', 'nystrom' or 'rff'.")
         if req.marginalized and not self.holds_gram:
             return (f"engine={self.name!r} does not run the marginalized estimator "
                     f"{req.marginalized!r}; use engine='exact'.")

@@ -56,7 +56,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..estimators._rules import Rule, Uniform
+from ..estimators._rules import General, Rule, Uniform
 from ._base import Engine, Requirements
 from ._loop import map_items
 from ._values import Values
@@ -64,7 +64,7 @@ from .mmd import mmd_uniform, split_sums
 
 __all__ = ["DEFAULT_FEATURES", "Features", "FeaturePooled", "LowRankPair", "Nystrom", "RFF",
            "RFF_KERNELS", "check_rff_kernel", "feature_map",
-           "lowrank_hsic_values", "lowrank_mmd_values", "nystrom_features", "oriented",
+           "lowrank_hsic_values", "lowrank_mmd_general", "lowrank_mmd_values", "nystrom_features", "oriented",
            "rff_features"]
 
 #: eigenvalues of K_mm below this share of the largest are dropped (Nystrom)
@@ -329,13 +329,50 @@ def lowrank_mmd_values(fp: FeaturePooled, perms: np.ndarray, n_x: int, rule: Rul
                        unbiased: bool, n_jobs: int | None = None) -> Values:
     """MMD^2 (V- or U-form) of every split in `perms` on the approximate kernel.
 
-    The formulas of :func:`kmtests.engines.mmd.mmd_uniform`, from the
-    features' within-sample sums; uniform-weight rules only.
+    Uniform rules: the formulas of :func:`kmtests.engines.mmd.mmd_uniform`, from the
+    features' within-sample sums; general rules: :func:`lowrank_mmd_general`.
     """
-    if not isinstance(rule, Uniform):
-        raise ValueError("the low-rank engines run the estimators with uniform weights "
-                         "(kme, skmse, bkmse, ...); use engine='exact'.")
+    if isinstance(rule, General):
+        return lowrank_mmd_general(fp, perms, n_x, rule, n_jobs, unbiased)[0]
     return mmd_uniform(fp, split_sums(fp, perms, n_x, n_jobs), n_x, rule, unbiased)
+
+
+def lowrank_mmd_general(fp: FeaturePooled, perms: np.ndarray, n_x: int, rule: General,
+                        n_jobs: int | None = None, unbiased: bool = False
+                        ) -> tuple[Values, list[dict[str, Any]]]:
+    """MMD^2 with per-sample weights on the approximate kernel ``Phi Phi'``, split by split.
+
+    The formulas of :func:`kmtests.engines.mmd.mmd_general` with the features in
+    place of the Gram matrix: each sample's weights from its uncentred features
+    (``rule.features``, r x r eigenproblems: O(n r^2) a sample instead of O(n^3)),
+    the quadratic forms from the centred embeddings ``Phi_c' b`` (O(n r)). Indices
+    are sorted within each sample, so a split's value does not depend on its order;
+    the features are drawn once on the pooled sample, so the test stays exact.
+    """
+    from ._loop import map_rows_multi
+    from .mmd import general_pieces
+
+    f = fp.f
+    if rule.features is None:
+        raise ValueError("this estimator has no feature form; use engine='exact'.")
+    phi, m, r, g, sq = f.phi, f.mean, fp.r, fp.g, f.sqnorms
+    n_y = f.n - n_x
+    a = (n_x / (n_x - 1), n_y / (n_y - 1))
+    weights = rule.features
+
+    def one(p: np.ndarray) -> tuple[float, float, dict[str, Any]]:
+        ix, iy = np.sort(p[:n_x]), np.sort(p[n_x:])
+        px, py = phi[ix], phi[iy]
+        bx, parx = weights(px + m)
+        by, pary = weights(py + m)
+        ex, ey = px.T @ bx, py.T @ by
+        quad = (float(ex @ ex), float(ey @ ey), float(ex @ ey))
+        return (*general_pieces(bx, by, quad, (sq[ix], sq[iy]), (r[ix], r[iy]), g,
+                                f.kc_max, a, unbiased), {"x": parx, "y": pary})
+
+    rows = map_rows_multi(one, perms, n_jobs)
+    return (Values(np.array([u[0] for u in rows]), np.array([u[1] for u in rows])),
+            [u[2] for u in rows])
 
 
 def _key(f: Features) -> tuple[float, float, float]:
@@ -476,6 +513,7 @@ class _LowRank(Engine):
     """Base of the low-rank engines: features drawn once, from the test's `rng`."""
 
     approximate: ClassVar[bool] = True
+    holds_features: ClassVar[bool] = True
     options: ClassVar[tuple[str, ...]] = ("n_features",)
 
     def __init__(self, n_features: int | None = None, note: str = "") -> None:
@@ -491,6 +529,13 @@ class _LowRank(Engine):
                 arg = "kernel" if role == "kernel" else f"kernel_{role}"
                 return (f"engine={self.name!r} computes features from the data; with "
                         f"{arg}='precomputed' the Gram matrix is given: use engine='exact'.")
+        if req.features and req.scheme == "split":
+            for k in req.kernels.values():
+                if getattr(k, "name", "") in ("linear", "distance"):
+                    return (f"engine={self.name!r} runs the re-weighting estimators on the "
+                            f"features of a positive definite kernel; the {k.name} kernel's "
+                            "features leave out a rank-two offset that the weights would "
+                            "miss: use engine='exact'.")
         if req.gram.startswith("tuning='pooled'"):
             return (f"engine={self.name!r} tunes the estimator on every permutation "
                     "(tuning='permutation'); tuning='pooled' needs the Gram matrix in "

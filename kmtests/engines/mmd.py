@@ -274,27 +274,44 @@ def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int, rule: General,
         rx, ry = r[ix], r[iy]
         bx, px = rule.weights(Cxx + (rx[:, None] + rx[None, :]) - g)
         by, py = rule.weights(Cyy + (ry[:, None] + ry[None, :]) - g)
-        sx, sy = float(bx.sum()), float(by.sum())
-        ax, ay = float(bx @ rx), float(by @ ry)
-        qx, qy, qxy = float(bx @ Cxx @ bx), float(by @ Cyy @ by), float(bx @ Cxy @ by)
-        if unbiased:
-            dx = float((bx * bx) @ np.diagonal(Cxx))
-            dy = float((by * by) @ np.diagonal(Cyy))
-            ox = 2.0 * ax * sx - g * sx * sx - float((bx * bx) @ (2.0 * rx - g))
-            oy = 2.0 * ay * sy - g * sy * sy - float((by * by) @ (2.0 * ry - g))
-            oxy = ax * sy + sx * ay - g * sx * sy
-            pieces: tuple[float, ...] = (a_x * (qx - dx), a_y * (qy - dy), -2.0 * qxy,
-                                         a_x * ox, a_y * oy, -2.0 * oxy)
-        else:
-            ds = sx - sy
-            pieces = (qx, qy, -2.0 * qxy, ds * 2.0 * (ax - ay), -g * ds * ds)
-        l1 = float(np.abs(bx).sum() + np.abs(by).sum())
-        scale = l1 * l1 * cg.kc_max + sum(abs(u) for u in pieces[3:])
-        return float(sum(pieces)), scale, {"x": px, "y": py}
+        quad = (float(bx @ Cxx @ bx), float(by @ Cyy @ by), float(bx @ Cxy @ by))
+        diag = (np.diagonal(Cxx), np.diagonal(Cyy))
+        return (*general_pieces(bx, by, quad, diag, (rx, ry), g, cg.kc_max, (a_x, a_y),
+                                unbiased), {"x": px, "y": py})
 
     rows = map_rows_multi(one, perms, n_jobs)
     return (Values(np.array([u[0] for u in rows]), np.array([u[1] for u in rows])),
             [u[2] for u in rows])
+
+
+def general_pieces(bx: np.ndarray, by: np.ndarray, quad: tuple[float, float, float],
+                   diag: tuple[np.ndarray, np.ndarray], offsets: tuple[np.ndarray, np.ndarray],
+                   g: float, kc_max: float, a: tuple[float, float], unbiased: bool
+                   ) -> tuple[float, float]:
+    """MMD^2 and its rounding scale from per-point weights (see :func:`mmd_general`).
+
+    `quad` = ``(bx'Kc_xx bx, by'Kc_yy by, bx'Kc_xy by)`` on the centred kernel,
+    `diag` its within-sample diagonals, `offsets` the row offsets ``r`` of the
+    points of each sample, ``g`` the grand mean, `a` = ``(n_x/(n_x-1), n_y/(n_y-1))``.
+    """
+    rx, ry = offsets
+    qx, qy, qxy = quad
+    sx, sy = float(bx.sum()), float(by.sum())
+    ax, ay = float(bx @ rx), float(by @ ry)
+    if unbiased:
+        dx = float((bx * bx) @ diag[0])
+        dy = float((by * by) @ diag[1])
+        ox = 2.0 * ax * sx - g * sx * sx - float((bx * bx) @ (2.0 * rx - g))
+        oy = 2.0 * ay * sy - g * sy * sy - float((by * by) @ (2.0 * ry - g))
+        oxy = ax * sy + sx * ay - g * sx * sy
+        pieces: tuple[float, ...] = (a[0] * (qx - dx), a[1] * (qy - dy), -2.0 * qxy,
+                                     a[0] * ox, a[1] * oy, -2.0 * oxy)
+    else:
+        ds = sx - sy
+        pieces = (qx, qy, -2.0 * qxy, ds * 2.0 * (ax - ay), -g * ds * ds)
+    l1 = float(np.abs(bx).sum() + np.abs(by).sum())
+    scale = l1 * l1 * kc_max + sum(abs(u) for u in pieces[3:])
+    return float(sum(pieces)), scale
 
 
 def mmd_values(pg: PooledGram, perms: np.ndarray, n_x: int, rule: Rule, unbiased: bool,

@@ -37,6 +37,8 @@ __all__ = [
     "icml2014_loo",
     "iterated_tikhonov_loo",
     "landweber_loo",
+    "lowrank_spectrum",
+    "lowrank_tsvd_loo",
     "nu_coefficients",
     "nu_method_loo",
     "search_log_lambda",
@@ -51,18 +53,35 @@ _TSVD_CHUNK_BYTES = 32 * 2**20
 
 @dataclass(frozen=True, eq=False)
 class Spectrum:
-    """Eigendecomposition of a Gram matrix and the vectors every score needs."""
+    """Eigendecomposition of a Gram matrix and the vectors every score needs.
 
-    K: np.ndarray        # symmetrised Gram matrix
+    From :func:`spectrum` every eigenpair of ``K`` is kept. From
+    :func:`lowrank_spectrum` (``K = Phi Phi'`` with ``r < n`` features) only the
+    eigenpairs with ``kappa > 0``: the other eigenvectors span the null space of
+    ``K``, where every filter is 0 and every leave-one-out map acts as the
+    identity, so the scores need of them only each point's share of that space,
+    ``null_lev[i] = ||P0 e_i||^2``, and ``null_q = P0 1`` (``P0`` the projector on
+    the null space). Both are 0 for a full spectrum.
+    """
+
+    K: np.ndarray | None  # symmetrised Gram matrix (None: from features)
     kappa: np.ndarray    # eigenvalues of K, ascending, clipped at 0
     U: np.ndarray        # eigenvectors (columns); U[i] = u_i
     U2: np.ndarray       # U**2 (so U2 @ v gives diag(U diag(v) U'))
     q: np.ndarray        # U' 1
     diag: np.ndarray     # K_ii
+    null_lev: np.ndarray | float = 0.0  # ||P0 e_i||^2 (low-rank spectra)
+    null_q: np.ndarray | float = 0.0    # P0 1 (low-rank spectra)
+    phi: np.ndarray | None = None       # the features (low-rank spectra)
 
     @property
     def n(self) -> int:
-        return self.kappa.shape[0]
+        return self.U.shape[0]
+
+    @property
+    def top(self) -> float:
+        """The largest eigenvalue of ``K`` (0 when there is none)."""
+        return float(self.kappa[-1]) if self.kappa.size else 0.0
 
 
 def check_gram(K: object) -> np.ndarray:
@@ -83,6 +102,39 @@ def spectrum(K: np.ndarray) -> Spectrum:
     kappa, U = np.linalg.eigh(K)
     kappa = np.maximum(kappa, 0.0)  # rounding can make a p.s.d. K slightly indefinite
     return Spectrum(K=K, kappa=kappa, U=U, U2=U * U, q=U.sum(axis=0), diag=np.diag(K).copy())
+
+
+#: eigenvalues of ``Phi'Phi`` at most this share of the largest count as 0 (low rank)
+LOWRANK_RTOL = 1e-12
+
+
+def lowrank_spectrum(phi: np.ndarray) -> Spectrum:
+    """The spectrum of ``K = Phi Phi'`` from the n x r features `phi` (r < n), in O(n r^2).
+
+    One ``eigh`` of ``Phi'Phi = V diag(kappa) V'`` (r x r); the eigenvectors of
+    ``K`` with ``kappa > LOWRANK_RTOL kappa_max`` are ``Phi V kappa^{-1/2}``, the
+    rest of R^n is its null space (see :class:`Spectrum`).
+    """
+    phi = np.asarray(phi, dtype=np.float64)
+    if phi.ndim != 2 or not np.all(np.isfinite(phi)):
+        raise ValueError("`phi` must be a finite n x r matrix of features.")
+    C = phi.T @ phi
+    kappa, V = np.linalg.eigh(0.5 * (C + C.T))
+    top = float(kappa[-1]) if kappa.size else 0.0
+    keep = kappa > LOWRANK_RTOL * top if top > 0 else np.zeros(kappa.shape, dtype=bool)
+    kappa = kappa[keep]
+    U = phi @ (V[:, keep] / np.sqrt(kappa))
+    U2 = U * U
+    q = U.sum(axis=0)
+    diag = np.einsum("ij,ij->i", phi, phi)
+    return Spectrum(K=None, kappa=kappa, U=U, U2=U2, q=q, diag=diag,
+                    null_lev=np.maximum(1.0 - U2.sum(axis=1), 0.0), null_q=1.0 - U @ q,
+                    phi=phi)
+
+
+def _col(v: np.ndarray | float) -> np.ndarray | float:
+    """A per-point vector as a column (a scalar 0 stays a scalar)."""
+    return v[:, None] if isinstance(v, np.ndarray) else v
 
 
 def _score_coords(spec: Spectrum, Y: np.ndarray) -> float:
@@ -111,7 +163,8 @@ def tikhonov_loo(spec: Spectrum, lam: np.ndarray) -> np.ndarray:
     q = spec.q[:, None]
     t = lam_n / (k + lam_n)          # lam_n (K + lam_n)^{-1} in the eigenbasis
     s = k / (k + lam_n)              # 1 - t without cancellation
-    c = (spec.U @ (t * q)) / (spec.U2 @ t)   # g_i / G_ii, g = G 1
+    # g_i / G_ii, g = G 1 (the null space of K, where t = 1, adds P0 1 and ||P0 e_i||^2)
+    c = ((spec.U @ (t * q)) + _col(spec.null_q)) / ((spec.U2 @ t) + _col(spec.null_lev))
     a1 = spec.U @ (k * s * q)
     a2 = spec.U @ (k * t * s * q)
     b1 = spec.U2 @ (k * t)
@@ -154,18 +207,23 @@ def iterated_tikhonov_loo(spec: Spectrum, lam: float, order: int) -> float:
 
     LOO residual ``r_m = R_i r_{m-1}``, ``R_i = lam_n (K_{-i} + lam_n I)^{-1}``,
     ``r_0 = 1_{-i}/(n-1)``; the LOO fit is ``r_0 - r_order``. O(order n^2).
+    On a low-rank spectrum the residual's null-space part enters only through
+    ``sigma_i = (P0 e_i)'r``, carried as one number per point.
     """
     n = spec.n
     lam_n = (n - 1) * float(lam)
     t = (lam_n / (spec.kappa + lam_n))[:, None]
     W = spec.U.T
     tW = t * W
-    d = np.einsum("ki,ki->i", W, tW)   # u_i'(t o u_i) > 0
+    d = np.einsum("ki,ki->i", W, tW) + spec.null_lev   # u_i'(t o u_i) > 0
     R0 = _loo_start(spec)
     R = R0
+    sigma = (spec.null_q - spec.null_lev) / (n - 1)     # (P0 e_i)'(P0 r_0)
     for _ in range(order):
         tR = t * R
-        R = tR - tW * (np.einsum("ki,ki->i", W, tR) / d)
+        c = (np.einsum("ki,ki->i", W, tR) + sigma) / d
+        R = tR - tW * c
+        sigma = sigma - spec.null_lev * c
     return _score_coords(spec, R0 - R)
 
 
@@ -238,6 +296,37 @@ def tsvd_loo(K: np.ndarray) -> np.ndarray:
         c = -2.0 * a * s / m + mu * s * s / m**2
         total += np.cumsum(c[:, ::-1], axis=1).sum(axis=0)
     return (np.sum(np.diag(K)) + total) / n
+
+
+def lowrank_tsvd_loo(spec: Spectrum) -> np.ndarray:
+    """:func:`tsvd_loo` for ``K = Phi Phi'`` (a low-rank spectrum), ranks 1..min(r, n-1).
+
+    The positive eigenpairs of ``K_{-i}`` are those of the r x r matrix
+    ``C_{-i} = Phi'Phi - phi_i phi_i'`` (``(mu_m, w_m)``, ``v_m = Phi_{-i} w_m /
+    sqrt(mu_m)``), so ``c_m = -2 a_m s_m/(n-1) + s_m^2/(n-1)^2`` with
+    ``a_m = phi_i'w_m`` and ``s_m = (Phi'1 - phi_i)'w_m``: n eigendecompositions of
+    r x r matrices, O(n r^3) in all. Ranks above r add nothing (zero eigenvalues).
+    """
+    phi = spec.phi
+    if phi is None:
+        raise ValueError("lowrank_tsvd_loo needs a spectrum from features (lowrank_spectrum).")
+    n, r = phi.shape
+    m = n - 1
+    ranks = max(1, min(spec.kappa.size, m))
+    C = phi.T @ phi
+    total1 = phi.sum(axis=0)
+    chunk = max(1, _TSVD_CHUNK_BYTES // (8 * r * r))
+    total = np.zeros(r)
+    for start in range(0, n, chunk):
+        rows = phi[start:min(n, start + chunk)]
+        sub = C[None, :, :] - rows[:, :, None] * rows[:, None, :]
+        mu, Wm = np.linalg.eigh(sub)                    # ascending
+        a = np.einsum("bj,bjm->bm", rows, Wm)
+        sv = np.einsum("bj,bjm->bm", total1[None, :] - rows, Wm)
+        c = -2.0 * a * sv / m + sv * sv / m**2
+        c[mu <= LOWRANK_RTOL * np.maximum(mu[:, -1:], 0.0)] = 0.0   # null space of K_{-i}
+        total += np.cumsum(c[:, ::-1], axis=1).sum(axis=0)
+    return (np.sum(spec.diag) + total[:ranks]) / n
 
 
 # --------------------------------------------------------------------------

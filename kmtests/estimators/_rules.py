@@ -12,7 +12,9 @@ A closed set of two rules, owned by the engines:
   compute it from the centred Gram matrix, without the cancellation of
   ``tr(K)/n - rho`` when the kernel values carry a large offset.
 * :class:`General` — ``weights(K) -> (beta, params)`` called on every
-  permuted sample.
+  permuted sample; optionally also ``features(Phi) -> (beta, params)``, the same
+  weights from the sample's n x r features (``K = Phi Phi'``), which lets the
+  low-rank engines run the estimator with r x r eigenproblems.
 """
 
 from __future__ import annotations
@@ -64,9 +66,15 @@ class General:
     ----------
     weights : callable
         ``weights(K) -> (beta, params)``.
+    features : callable or None
+        ``features(Phi) -> (beta, params)``: the weights of ``weights(Phi @ Phi.T)``
+        from the uncentred features ``Phi`` (n x r) of the sample, without the
+        n x n matrix; None when the estimator has no such form (the low-rank
+        engines then refuse it).
     """
 
     weights: Callable[[np.ndarray], tuple[np.ndarray, dict[str, Any]]]
+    features: Callable[[np.ndarray], tuple[np.ndarray, dict[str, Any]]] | None = None
 
 
 Rule = Union[Uniform, General]

@@ -39,6 +39,7 @@ import numpy as np
 
 from . import _loocv as L
 from ._base import KernelMeanEstimator
+from ._rules import General
 
 __all__ = ["FKMSE", "IteratedTikhonov", "Landweber", "NuMethod", "TSVD"]
 
@@ -67,11 +68,33 @@ def _curve(grid: np.ndarray, score: np.ndarray) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True, kw_only=True)
 class _SpectralFilter(KernelMeanEstimator):
-    """Weights ``U diag(h) U' 1_n`` from one eigendecomposition of ``K``."""
+    """Weights ``U diag(h) U' 1_n`` from one eigendecomposition of ``K``.
+
+    With features ``Phi`` (n x r, ``K = Phi Phi'``, r < n) the same weights come
+    from the r x r eigenproblem of ``Phi'Phi`` (:meth:`weights_features`): every
+    filter is 0 on the null space of ``K``, and the leave-one-out scores have a
+    low-rank form (:func:`kmtests.estimators._loocv.lowrank_spectrum`).
+    """
 
     def weights(self, K: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        spec = L.spectrum(K)
-        if not spec.kappa[-1] > 0:  # K = 0: every filter gives the zero embedding
+        return self._weights_from(L.spectrum(K))
+
+    def weights_features(self, phi: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """The weights of ``weights(phi @ phi.T)`` from the n x r features `phi`, in
+        O(n r^2) when r < n (else through the n x n Gram matrix)."""
+        phi = np.asarray(phi, dtype=np.float64)
+        if phi.ndim != 2 or phi.shape[0] < 2:
+            raise ValueError(f"`phi` must be an n x r matrix with n >= 2; got {phi.shape}.")
+        if phi.shape[1] >= phi.shape[0]:
+            return self.weights(phi @ phi.T)
+        return self._weights_from(L.lowrank_spectrum(phi))
+
+    def rule(self) -> General:
+        """``General`` with the Gram and the feature form of the weights."""
+        return General(self.weights, features=self.weights_features)
+
+    def _weights_from(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
+        if not spec.top > 0:  # K = 0: every filter gives the zero embedding
             return np.zeros(spec.n), self._zero_params(spec)
         h, params = self._filter(spec)
         return spec.U @ (h * spec.q) / spec.n, params
@@ -118,6 +141,63 @@ class _RidgeFilter(_SpectralFilter):
         """The same filter with ``lam`` held at ``params["lam"]`` (operator convention)."""
         return dataclasses.replace(self, lam=float(params["lam"]), lam_convention="operator")
 
+    # -- a given lam: Cholesky solves, no eigendecomposition ------------------------------
+    def rule(self) -> General:
+        """With a given ``lam`` the weights come from Cholesky solves of ``K/n + lam I``
+        (or of ``Phi'Phi/n + lam I``): no eigendecomposition and no leave-one-out score
+        (the rule's params are ``lam``, ``lam_convention`` and ``lam_gram``)."""
+        if self.lam is None:
+            return super().rule()
+        return General(self._given_weights, features=self._given_weights_features)
+
+    def _given(self, n: int) -> tuple[float, dict[str, Any]]:
+        lam = float(self.lam) / (n if self.lam_convention == "gram" else 1)  # type: ignore[arg-type]
+        return lam, {"lam": lam, "lam_convention": "operator", "lam_gram": n * lam}
+
+    def _ridge_solves(self, A: np.ndarray, b: np.ndarray, lam: float) -> np.ndarray | None:
+        """``x_order`` of ``A x_j = b + lam x_{j-1}``, ``x_0 = 0`` (None: A is not
+        numerically positive definite)."""
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+        try:
+            fac = cho_factor(A, lower=True, check_finite=False)
+        except LinAlgError:
+            return None
+        x = cho_solve(fac, b, check_finite=False)
+        for _ in range(self._order - 1):
+            x = cho_solve(fac, b + lam * x, check_finite=False)
+        return np.asarray(x)
+
+    def _given_weights(self, K: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """``(K/n + lam I) beta_j = (K/n) 1_n + lam beta_{j-1}`` by one Cholesky factor."""
+        K = L.check_gram(K)
+        n = K.shape[0]
+        lam, params = self._given(n)
+        A = K / n
+        A[np.diag_indices(n)] += lam
+        beta = self._ridge_solves(A, K.sum(axis=1) / n**2, lam)
+        if beta is None:  # rounding made K + n lam I indefinite: the eigenvalues clip it
+            beta, full = self.weights(K)
+            return beta, {k: full[k] for k in params}
+        return beta, params
+
+    def _given_weights_features(self, phi: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """The same from features: ``beta = Phi gamma`` with
+        ``(Phi'Phi/n + lam I) gamma_j = Phi'1_n/n + lam gamma_{j-1}`` (r x r)."""
+        phi = np.asarray(phi, dtype=np.float64)
+        n, r = phi.shape
+        if r >= n:
+            return self._given_weights(phi @ phi.T)
+        lam, params = self._given(n)
+        A = phi.T @ phi / n
+        A = 0.5 * (A + A.T)
+        A[np.diag_indices(r)] += lam
+        gamma = self._ridge_solves(A, phi.sum(axis=0) / n**2, lam)
+        if gamma is None:
+            beta, full = self.weights_features(phi)
+            return beta, {k: full[k] for k in params}
+        return phi @ gamma, params
+
     def _loo(self, spec: L.Spectrum, lam: np.ndarray) -> np.ndarray:
         if self._order == 1:
             return L.tikhonov_loo(spec, lam)
@@ -127,7 +207,7 @@ class _RidgeFilter(_SpectralFilter):
         n = spec.n
         params: dict[str, Any] = {}
         if self.lam is None:
-            top = spec.kappa[-1] / n
+            top = spec.top / n
             lam, score, grid, vals = L.search_log_lambda(
                 lambda v: self._loo(spec, v), self.lam_bounds[0] * top,
                 self.lam_bounds[1] * top, self.grid_size)
@@ -299,8 +379,8 @@ class _IterativeFilter(_SpectralFilter):
         """
         if self.step is None:
             # kappa_max/(n-1) bounds the largest eigenvalue of K/n and of every K_{-i}/(n-1)
-            return (spec.n - 1) / float(spec.kappa[-1])
-        bound = float(spec.kappa[-1]) / spec.n
+            return (spec.n - 1) / spec.top
+        bound = spec.top / spec.n
         if self.step * bound > self._step_limit:
             raise ValueError(
                 f"`step` must be at most {self._step_limit:g} / (kappa_max/n) = "
@@ -510,20 +590,20 @@ class TSVD(_SpectralFilter):
             "to samples of other sizes; use tuning='permutation'.")
 
     def _filter(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
-        n = spec.n
+        n, kept = spec.n, spec.kappa.size  # kept < n: a low-rank spectrum (features)
         params: dict[str, Any] = {}
         if self.rank is None:
-            scores = L.tsvd_loo(spec.K)
+            scores = L.tsvd_loo(spec.K) if spec.K is not None else L.lowrank_tsvd_loo(spec)
             r = L.stable_argmin(scores) + 1
             params = {"loocv": float(scores[r - 1]),
-                      "loocv_curve": _curve(np.arange(1, n), scores)}
+                      "loocv_curve": _curve(np.arange(1, scores.size + 1), scores)}
         else:
             r = int(self.rank)
             if r > n:
                 raise ValueError(f"`rank` must be at most the sample size {n}; got {r}.")
-        h = np.zeros(n)
-        h[n - r:] = 1.0
-        return h, {"rank": r, "lam": float(spec.kappa[n - r] / n),
+        h = np.zeros(kept)
+        h[max(kept - r, 0):] = 1.0  # ranks above a low-rank spectrum's: its zero eigenvalues
+        return h, {"rank": r, "lam": float(spec.kappa[kept - r] / n) if r <= kept else 0.0,
                    "lam_convention": "operator", **params}
 
     def _zero_params(self, spec: L.Spectrum) -> dict[str, Any]:

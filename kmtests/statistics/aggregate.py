@@ -111,7 +111,8 @@ class Aggregate(Statistic):
         return Requirements(reqs[0].scheme, kernels, gram=gram,
                             marginalized=next((r.marginalized for r in reqs if r.marginalized),
                                               ""),
-                            pair_values=any(r.pair_values for r in reqs))
+                            pair_values=any(r.pair_values for r in reqs),
+                            features=next((r.features for r in reqs if r.features), ""))
 
     def check(self, problem: Any, tuning: str) -> None:
         for m in self.members:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
+from ..engines.lowrank import lowrank_mmd_general
 from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
@@ -21,7 +22,12 @@ from ._base import FormInfo, KernelForm, Prepared, Statistic
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
 
-__all__ = ["KernelMMD", "describe_kernel", "statistic_name"]
+__all__ = ["KernelMMD", "describe_kernel", "features_need", "gram_need", "statistic_name"]
+
+#: why a low-rank test of a re-weighting estimator has no witness function
+LOWRANK_WEIGHTS = ("the low-rank engine weighted the points on the approximate kernel, so "
+                   "the exact kernel's witness would not be the function that was tested: "
+                   "run the test with engine='exact' for its witness")
 
 
 def statistic_name(base: str, est: KernelMeanEstimator) -> str:
@@ -35,15 +41,31 @@ def describe_kernel(k: Kernel) -> str:
     return f"{k.name} bw={float(bw):.3g}" if isinstance(bw, (float, int)) else k.name
 
 
-def gram_need(est: KernelMeanEstimator, tuning: str) -> str:
-    """Why an estimator needs the whole Gram matrix in memory ('' when it does not)."""
+def gram_need(est: KernelMeanEstimator, tuning: str, features: bool = False) -> str:
+    """Why an estimator needs the whole Gram matrix in memory ('' when it does not).
+
+    With `features` (a statistic that runs a feature form), an estimator whose rule
+    has one needs the Gram matrix *or* features: see :func:`features_need`.
+    """
     rule = est.rule()
     if not isinstance(rule, Uniform):
+        if features and rule.features is not None:
+            return ""
         return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
                 "estimators with uniform weights - kme, skmse, bkmse, ... - run without it)")
     if tuning == "pooled" and rule.fixed is None:
         return ("tuning='pooled' needs (it tunes the estimator once on the pooled Gram "
                 "matrix)")
+    return ""
+
+
+def features_need(est: KernelMeanEstimator) -> str:
+    """Why an estimator with a feature form needs the Gram matrix or features ('' when
+    it needs neither, or has no feature form)."""
+    rule = est.rule()
+    if isinstance(rule, General) and rule.features is not None:
+        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
+                "estimators with uniform weights - kme, skmse, bkmse, ... - run on sums)")
     return ""
 
 
@@ -84,8 +106,10 @@ class KernelMMD(Statistic):
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         est = self.estimator
-        return Requirements("split", {"kernel": self.kernel}, gram=gram_need(est, tuning),
-                            marginalized=est.name if est.transforms_kernel else "")
+        return Requirements("split", {"kernel": self.kernel},
+                            gram=gram_need(est, tuning, features=True),
+                            marginalized=est.name if est.transforms_kernel else "",
+                            features=features_need(est))
 
     def check(self, problem: Any, tuning: str) -> None:
         if problem.precomputed:
@@ -132,22 +156,26 @@ class KernelMMD(Statistic):
                 source = engine.pooled(infl, problem.z, rng=rng, scale=c)
                 note = f"marginalized: {c:.4g} x {infl.describe()}"
         cg = source.cg if engine.holds_gram else None
-        prep = prepare_rule(est, tuning, None if cg is None else cg.full, bool(note))
+        feats = getattr(source, "f", None) if engine.holds_features else None
+        prep = prepare_rule(est, tuning, None if cg is None else cg.full, bool(note),
+                            None if feats is None else (lambda: feats.phi + feats.mean))
         rule, n_x, unbiased, n = prep.rule, problem.n_x, self.unbiased, problem.n
         params = {}
         if tparams or prep.params:
             params["pooled"] = reportable({**tparams, **prep.params})
 
+        general = mmd_general if cg is not None else lowrank_mmd_general
+
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
             if isinstance(rule, General):
-                return mmd_general(source, perms, n_x, rule, n_jobs, unbiased)[0]
+                return general(source, perms, n_x, rule, n_jobs, unbiased)[0]
             return mmd_uniform(source, split_sums(source, perms, n_x, n_jobs), n_x, rule,
                                unbiased)
 
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             ident = np.arange(n, dtype=np.int64)[None, :]
             if isinstance(rule, General):
-                vals, ps = mmd_general(source, ident, n_x, rule, n_jobs, unbiased)
+                vals, ps = general(source, ident, n_x, rule, n_jobs, unbiased)
                 if prep.tuning == "pooled":  # the parameters are the pooled ones
                     return vals, {}
                 return vals, {"x": ps[0]["x"], "y": ps[0]["y"]}
@@ -172,7 +200,8 @@ class KernelMMD(Statistic):
             engine_info=getattr(source, "info", ""), columns=self.columns(),
             kernel_form=kernel_form if cg is not None else None,
             norms=norms if engine.holds_gram and problem.z is not None else None,
-            witness=(NO_POINTS if problem.z is None else
+            witness=(NO_POINTS if problem.z is None else LOWRANK_WEIGHTS
+                     if cg is None and isinstance(rule, General) else
                      MMDWitness(evaluated, problem.z, n_x, rule, c, self.label())))
 
 

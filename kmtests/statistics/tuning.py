@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..estimators import KernelMeanEstimator
-from ..estimators._rules import Rule, Uniform
+from ..estimators._rules import General, Rule, Uniform
 
 __all__ = ["PreparedRule", "TUNINGS", "expected_cose_gram", "prepare_rule", "reportable",
            "symmetric_cose_gram"]
@@ -36,13 +36,16 @@ class PreparedRule:
 
 def prepare_rule(est: KernelMeanEstimator, tuning: str,
                  invariant_gram: Callable[[], np.ndarray] | None,
-                 transformed: bool) -> PreparedRule:
+                 transformed: bool,
+                 invariant_features: Callable[[], np.ndarray] | None = None) -> PreparedRule:
     """The estimator's weight rule for the engines, with pooled tuning applied.
 
     ``invariant_gram()`` returns the permutation-invariant Gram matrix on
     which ``tuning="pooled"`` fixes the parameters (None: the engine does not
     hold it, and the estimator is re-tuned on every arrangement, which its
-    uniform rule does at the KME's cost). `transformed` says that the estimator
+    uniform rule does at the KME's cost). ``invariant_features()`` (a low-rank
+    engine, no Gram matrix) returns the pooled sample's uncentred features, on which
+    an estimator with a feature form is tuned instead. `transformed` says that the estimator
     acts through a kernel transformation tuned on invariant data (nothing is
     re-tuned per permutation).
 
@@ -54,9 +57,18 @@ def prepare_rule(est: KernelMeanEstimator, tuning: str,
     """
     if transformed:
         return PreparedRule(est.rule(), {}, "pooled")
-    if tuning == "permutation" or invariant_gram is None:
-        return PreparedRule(est.rule(), {}, "permutation")
-    _, params = est.weights(invariant_gram())
+    base = est.rule()
+    by_features = (invariant_gram is None and invariant_features is not None
+                   and isinstance(base, General) and base.features is not None)
+    if tuning == "permutation" or (invariant_gram is None and not by_features):
+        return PreparedRule(base, {}, "permutation")
+    if by_features:
+        assert invariant_features is not None and isinstance(base, General)
+        assert base.features is not None
+        _, params = base.features(invariant_features())
+    else:
+        assert invariant_gram is not None
+        _, params = est.weights(invariant_gram())
     rule = est.with_fixed(params).rule()
     note = ""
     if isinstance(rule, Uniform) and rule.fixed == 0.0:
