@@ -93,15 +93,18 @@ class _SpectralFilter(KernelMeanEstimator):
         """``General`` with the Gram and the feature form of the weights."""
         return General(self.weights, features=self.weights_features)
 
-    def _weights_from(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
+    def _weights_from(self, spec: L.Spectrum, score: bool = True
+                      ) -> tuple[np.ndarray, dict[str, Any]]:
         if not spec.top > 0:  # K = 0: every filter gives the zero embedding
             return np.zeros(spec.n), self._zero_params(spec)
-        h, params = self._filter(spec)
+        h, params = self._filter(spec, score)
         return spec.U @ (h * spec.q) / spec.n, params
 
     @abc.abstractmethod
-    def _filter(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
-        """Shrink factors ``h`` (eigenvalue order of ``spec``) and the params."""
+    def _filter(self, spec: L.Spectrum, score: bool = True
+                ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Shrink factors ``h`` (eigenvalue order of ``spec``) and the params (filters
+        with a given parameter may take ``score=False``: no leave-one-out score)."""
 
     @abc.abstractmethod
     def _zero_params(self, spec: L.Spectrum) -> dict[str, Any]:
@@ -203,23 +206,24 @@ class _RidgeFilter(_SpectralFilter):
             return L.tikhonov_loo(spec, lam)
         return np.array([L.iterated_tikhonov_loo(spec, float(v), self._order) for v in lam])
 
-    def _filter(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
+    def _filter(self, spec: L.Spectrum, score: bool = True
+                ) -> tuple[np.ndarray, dict[str, Any]]:
         n = spec.n
         params: dict[str, Any] = {}
         if self.lam is None:
             top = spec.top / n
-            lam, score, grid, vals = L.search_log_lambda(
+            lam, loo, grid, vals = L.search_log_lambda(
                 lambda v: self._loo(spec, v), self.lam_bounds[0] * top,
                 self.lam_bounds[1] * top, self.grid_size)
             params["loocv_curve"] = _curve(grid, vals)
         else:
             lam = float(self.lam) / (n if self.lam_convention == "gram" else 1)
-            score = float(self._loo(spec, np.array([lam]))[0])
+            loo = float(self._loo(spec, np.array([lam]))[0])
         t = n * lam / (spec.kappa + n * lam)
         s = spec.kappa / (spec.kappa + n * lam)
         h = s * sum(t**j for j in range(self._order))  # 1 - t^order, no cancellation
         return h, {"lam": lam, "lam_convention": "operator", "lam_gram": n * lam,
-                   "loocv": score, **params}
+                   "loocv": loo, **params}
 
     def _zero_params(self, spec: L.Spectrum) -> dict[str, Any]:
         return {"lam": 0.0, "lam_convention": "operator", "lam_gram": 0.0, "loocv": 0.0}
@@ -400,19 +404,41 @@ class _IterativeFilter(_SpectralFilter):
     def _effective_lam(self, step: float, n_iter: int) -> float:
         """Regularisation comparable with Tikhonov's ``lam`` (operator convention)."""
 
-    def _filter(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
+    def rule(self) -> General:
+        """With a given ``n_iter`` the rule skips the leave-one-out scores (which only
+        report ``loocv``): one eigendecomposition and the residual polynomial."""
+        if self.n_iter is None:
+            return super().rule()
+        return General(lambda K: self._unscored(L.spectrum(K)),
+                       features=self._unscored_features)
+
+    def _unscored(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
+        beta, params = self._weights_from(spec, score=False)
+        params.pop("loocv", None)
+        return beta, params
+
+    def _unscored_features(self, phi: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        phi = np.asarray(phi, dtype=np.float64)
+        if phi.shape[1] >= phi.shape[0]:
+            return self._unscored(L.spectrum(phi @ phi.T))
+        return self._unscored(L.lowrank_spectrum(phi))
+
+    def _filter(self, spec: L.Spectrum, score: bool = True
+                ) -> tuple[np.ndarray, dict[str, Any]]:
         step = self._step(spec)
         params: dict[str, Any] = {}
         if self.n_iter is None:
             scores = self._loo_curve(spec, step, self.max_iter)
             t = L.stable_argmin(scores) + 1  # first minimum: fewest steps
             params["loocv_curve"] = _curve(np.arange(1, self.max_iter + 1), scores)
+            params["loocv"] = float(scores[t - 1])
         else:
             t = int(self.n_iter)
-            scores = self._loo_curve(spec, step, t)
+            if score:
+                params["loocv"] = float(self._loo_curve(spec, step, t)[t - 1])
         h = 1.0 - self._residual(spec.kappa / spec.n, step, t)
         return h, {"n_iter": t, "step": step, "lam": self._effective_lam(step, t),
-                   "lam_convention": "operator", "loocv": float(scores[t - 1]), **params}
+                   "lam_convention": "operator", **params}
 
     def _zero_params(self, spec: L.Spectrum) -> dict[str, Any]:
         t = 1 if self.n_iter is None else int(self.n_iter)
@@ -589,7 +615,8 @@ class TSVD(_SpectralFilter):
             f"estimator {self.name!r}: a rank chosen on the pooled sample does not transfer "
             "to samples of other sizes; use tuning='permutation'.")
 
-    def _filter(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
+    def _filter(self, spec: L.Spectrum, score: bool = True
+                ) -> tuple[np.ndarray, dict[str, Any]]:
         n, kept = spec.n, spec.kappa.size  # kept < n: a low-rank spectrum (features)
         params: dict[str, Any] = {}
         if self.rank is None:
