@@ -217,10 +217,12 @@ def format_bytes(n: float) -> str:
 
 
 def format_seconds(t: float) -> str:
+    """E.g. ``35.3 s``, ``1 minute``, ``12 minutes``, ``1.5 hours``."""
     if t >= 3600:
         return f"{t / 3600:.1f} hours"
     if t >= 60:
-        return f"{t / 60:.0f} minutes"
+        m = round(t / 60)
+        return f"{m} minute{'s' if m != 1 else ''}"
     return f"{t:.1f} s"
 
 
