@@ -190,6 +190,17 @@ def best_of(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     return best, out
 
 
+def markdown_table(df: Any) -> str:
+    """A pandas frame as a markdown table (floats to 3 significant digits), without the
+    optional `tabulate` that ``DataFrame.to_markdown`` needs."""
+    def cell(v: Any) -> str:
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in df.itertuples(False)]
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- peaks
 
 def dgemm_gflops(n: int = 4000, repeats: int = 3, threads: int | None = None) -> float:

@@ -37,17 +37,15 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from _benchutil import best_of, machine_state, machine_summary, markdown_table, print_machine
+
 HERE = Path(__file__).resolve().parent
 
 
 def _best(fn: Callable[[], Any], repeats: int) -> float:
+    """Best of `repeats` calls after a warm-up call."""
     fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+    return best_of(fn, repeats)[0]
 
 
 def _cpu_ms(fn: Callable[[], Any], calls: int) -> float:
@@ -147,15 +145,6 @@ def rows(mmdagg_path: str | None, repeats: int) -> list[dict[str, Any]]:
     return out
 
 
-def markdown(df: pd.DataFrame) -> str:
-    def cell(v: Any) -> str:
-        return f"{v:.3g}" if isinstance(v, float) else str(v)
-
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in df.itertuples(False)]
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mmdagg", default=None, help="a checkout of antoninschrab/mmdagg")
@@ -163,8 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--states", default="quiet,busy")
     ap.add_argument("--out", default=str(HERE / "results" / "bench_issue21.csv"))
     args = ap.parse_args(argv)
-    from _benchutil import machine_state, machine_summary, print_machine
-
     print_machine(machine_summary())
     frames = []
     for state in args.states.split(","):
@@ -176,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     tab = pd.concat(frames)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     tab.to_csv(args.out, index=False)
-    print(markdown(tab))
+    print(markdown_table(tab))
     return 0
 
 

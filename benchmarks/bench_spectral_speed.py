@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 import kmtests
+from _benchutil import markdown_table
 
 HERE = Path(__file__).resolve().parent
 
@@ -58,16 +59,6 @@ def _budgeted(x: np.ndarray, y: np.ndarray, B: int, budget: float, probe: int,
     if estimate <= budget:
         return _call(x, y, B, **kw), "measured"
     return estimate, f"extrapolated from B' = {probe}"
-
-
-def markdown(df: pd.DataFrame) -> str:
-    """A markdown table (3 significant digits), without the optional `tabulate`."""
-    def cell(v: Any) -> str:
-        return f"{v:.3g}" if isinstance(v, float) else str(v)
-
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(False)]
-    return "\n".join(lines)
 
 
 def part1(ns: list[int], ranks: list[int], B: int, repeats: int,
@@ -134,12 +125,9 @@ def main() -> None:
                          "engine: n eigendecompositions a sample, minutes)")
     ap.add_argument("--out", default=str(HERE / "results" / "bench_spectral_speed.csv"))
     args = ap.parse_args()
-    try:
-        from _benchutil import machine_summary, print_machine
+    from _benchutil import machine_summary, print_machine
 
-        print_machine(machine_summary())
-    except ImportError:  # run from elsewhere
-        pass
+    print_machine(machine_summary())
     frames = []
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     if args.n:
@@ -148,12 +136,12 @@ def main() -> None:
         d1["part"] = f"B={args.B}"
         frames.append(d1)
         pd.concat(frames).to_csv(args.out, index=False)
-        print(markdown(d1))
+        print(markdown_table(d1))
     if args.large:
         d2 = part2(args.large, args.large_rank, args.large_B, args.budget, args.probe)
         d2["part"] = f"B={args.large_B}, nystrom r={args.large_rank}"
         frames.append(d2)
-        print(markdown(d2))
+        print(markdown_table(d2))
     pd.concat(frames).to_csv(args.out, index=False)
 
 
