@@ -164,7 +164,9 @@ def statistic_runs(problem, stat, engine):
         return engine == "exact"
     uniform_kme = stat in ("MMD_u[kme]", "MMD_b[kme]", "MMD_u[skmse]", "HSIC_b[kme]",
                            "HSIC_u[kme]")
-    return engine == "exact" or uniform_kme
+    # the spectral estimators re-weight the points on the low-rank engines' features too
+    spectral_lowrank = stat == "MMD_b[fkmse]" and engine in ("nystrom", "rff")
+    return engine == "exact" or uniform_kme or spectral_lowrank
 
 
 def method_applies(method, problem, stat, engine):
