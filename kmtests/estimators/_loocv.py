@@ -35,6 +35,7 @@ import numpy as np
 __all__ = [
     "Spectrum",
     "icml2014_loo",
+    "feature_spectrum",
     "iterated_tikhonov_loo",
     "landweber_loo",
     "lowrank_spectrum",
@@ -296,6 +297,17 @@ def tsvd_loo(K: np.ndarray) -> np.ndarray:
         c = -2.0 * a * s / m + mu * s * s / m**2
         total += np.cumsum(c[:, ::-1], axis=1).sum(axis=0)
     return (np.sum(np.diag(K)) + total) / n
+
+
+def feature_spectrum(phi: np.ndarray) -> Spectrum:
+    """The spectrum of ``K = Phi Phi'`` from n x r features: :func:`lowrank_spectrum`
+    when r < n, else :func:`spectrum` of the n x n matrix (no null space to carry)."""
+    phi = np.asarray(phi, dtype=np.float64)
+    if phi.ndim != 2 or phi.shape[0] < 2:
+        raise ValueError(f"`phi` must be an n x r matrix with n >= 2; got {phi.shape}.")
+    if phi.shape[1] >= phi.shape[0]:
+        return spectrum(phi @ phi.T)
+    return lowrank_spectrum(phi)
 
 
 def lowrank_tsvd_loo(spec: Spectrum) -> np.ndarray:

@@ -82,12 +82,7 @@ class _SpectralFilter(KernelMeanEstimator):
     def weights_features(self, phi: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         """The weights of ``weights(phi @ phi.T)`` from the n x r features `phi`, in
         O(n r^2) when r < n (else through the n x n Gram matrix)."""
-        phi = np.asarray(phi, dtype=np.float64)
-        if phi.ndim != 2 or phi.shape[0] < 2:
-            raise ValueError(f"`phi` must be an n x r matrix with n >= 2; got {phi.shape}.")
-        if phi.shape[1] >= phi.shape[0]:
-            return self.weights(phi @ phi.T)
-        return self._weights_from(L.lowrank_spectrum(phi))
+        return self._weights_from(L.feature_spectrum(phi))
 
     def rule(self) -> General:
         """``General`` with the Gram and the feature form of the weights."""
@@ -410,18 +405,13 @@ class _IterativeFilter(_SpectralFilter):
         if self.n_iter is None:
             return super().rule()
         return General(lambda K: self._unscored(L.spectrum(K)),
-                       features=self._unscored_features)
+                       features=lambda phi: self._unscored(L.feature_spectrum(phi)))
 
     def _unscored(self, spec: L.Spectrum) -> tuple[np.ndarray, dict[str, Any]]:
         beta, params = self._weights_from(spec, score=False)
         params.pop("loocv", None)
         return beta, params
 
-    def _unscored_features(self, phi: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        phi = np.asarray(phi, dtype=np.float64)
-        if phi.shape[1] >= phi.shape[0]:
-            return self._unscored(L.spectrum(phi @ phi.T))
-        return self._unscored(L.lowrank_spectrum(phi))
 
     def _filter(self, spec: L.Spectrum, score: bool = True
                 ) -> tuple[np.ndarray, dict[str, Any]]:

@@ -31,7 +31,18 @@ from ..engines import Engine, Requirements, Values
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Rule
 
-__all__ = ["FormInfo", "KernelForm", "Prepared", "Statistic"]
+__all__ = ["FormInfo", "KernelForm", "Prepared", "Statistic", "require_equal_sizes"]
+
+
+def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> None:
+    """Refuse two samples of different sizes for a statistic that pairs ``x_i`` with
+    ``y_i`` (`who` names it, `why` is said after "x and y", `instead` what to use)."""
+    if problem.n_x != problem.n_y:
+        m = min(problem.n_x, problem.n_y)
+        raise ValueError(
+            f"{who} pairs the points of x and y{why}, so it needs samples of the same size; got "
+            f"n_x = {problem.n_x} and n_y = {problem.n_y}. Test x[:{m}] and y[:{m}] (if the "
+            f"data are in random order), or use {instead}.")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ..engines import Engine, Requirements, Values
 from ..estimators import KME
 from ..estimators._rules import Uniform
 from ..kernels import Gaussian, Kernel
-from ._base import Prepared, Statistic
+from ._base import Prepared, Statistic, require_equal_sizes
 from .locations import (
     Learned,
     fsic_features,
@@ -113,13 +113,8 @@ class LearnedFeatures(Statistic):
             if problem.precomputed:
                 raise ValueError(f"{_PAPERS[self.kind]} evaluates the kernel at learned "
                                  "locations: it needs the data, not kernel='precomputed'.")
-            if problem.n_x != problem.n_y:
-                m = min(problem.n_x, problem.n_y)
-                raise ValueError(
-                    f"{_PAPERS[self.kind]} pairs the points of x and y (the authors' "
-                    f"statistic), so it needs samples of the same size; got n_x = "
-                    f"{problem.n_x} and n_y = {problem.n_y}. Test x[:{m}] and y[:{m}] (if "
-                    "the data are in random order), or use statistic='unbiased'.")
+            require_equal_sizes(problem, _PAPERS[self.kind], "statistic='unbiased'",
+                                " (the authors' statistic)")
             n = problem.n_x
             m = self._split(n)
             order = self.gen.permutation(n)

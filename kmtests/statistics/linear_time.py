@@ -51,7 +51,7 @@ from ..engines import Engine, Requirements, Values
 from ..estimators import KME
 from ..estimators._rules import Uniform
 from ..kernels import Kernel
-from ._base import Prepared, Statistic
+from ._base import Prepared, Statistic, require_equal_sizes
 from .witness import MMDWitness
 
 __all__ = ["LinearTimeMMD", "default_block_size", "block_statistics", "linear_statistics",
@@ -226,13 +226,7 @@ class LinearTimeMMD(Statistic):
         engine = self.kind
         if problem.precomputed:
             return  # the engine refuses a given Gram matrix
-        if problem.n_x != problem.n_y:
-            m = min(problem.n_x, problem.n_y)
-            raise ValueError(
-                f"engine={engine!r} pairs the points of x and y, so it needs samples of the "
-                f"same size; got n_x = {problem.n_x} and n_y = {problem.n_y}. Test x[:{m}] "
-                f"and y[:{m}] (if the data are in random order), or use engine='exact' or "
-                "'streamed'.")
+        require_equal_sizes(problem, f"engine={engine!r}", "engine='exact' or 'streamed'")
         n = problem.n_x
         if n < 4:
             raise ValueError(f"engine={engine!r} needs at least 4 points per sample (2 pairs "
