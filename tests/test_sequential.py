@@ -458,6 +458,9 @@ def test_cli_monitor_no_alarm_exit_0(reference_csv, monkeypatch, capsys):
     ("0.1,0.2\n0.3,oops\n", "line 2 of <stdin>"),
     ("0.1,0.2\n0.3\n", "line 2 of <stdin>: 1 field"),
     ("0.1,nan\n", "missing"),
+    ("1,x\n", "line 1 of <stdin>: field 2 'x' is not a number"),
+    ("a,c\n1,2\n", "lacks the reference's column(s) ['b']"),
+    ("1,inf\n", "not finite"),
 ])
 def test_cli_monitor_bad_lines(reference_csv, monkeypatch, capsys, stdin, match):
     code, out, err = _run_cli(["monitor", str(reference_csv), "-"], stdin, monkeypatch, capsys)
@@ -470,6 +473,37 @@ def test_cli_monitor_nan_omit(reference_csv, monkeypatch, capsys):
                               "0.1,nan\n0.2,0.3\n", monkeypatch, capsys)
     assert code == 0, err
     assert "1 observation(s) with a missing value left out" in out
+
+
+def test_cli_monitor_header_reorders_columns(reference_csv, monkeypatch, capsys):
+    rng = np.random.default_rng(22)
+    stream = rng.normal(size=(600, 2)) + [0, 1.2]
+    code, out, _ = _run_cli(["monitor", str(reference_csv), "-", "--seed", "2"],
+                            "a,b\n" + _lines(stream), monkeypatch, capsys)
+    code2, out2, _ = _run_cli(["monitor", str(reference_csv), "-", "--seed", "2"],
+                              "b,a\n" + _lines(stream[:, ::-1]), monkeypatch, capsys)
+    assert code == code2 == 1 and out == out2
+
+
+def test_cli_monitor_bad_files(tmp_path, reference_csv, monkeypatch, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("a,b\n")
+    code, _, err = _run_cli(["monitor", str(empty), "-"], "1,2\n", monkeypatch, capsys)
+    assert code == 2 and "no data rows" in err
+    code, _, err = _run_cli(["monitor", "-", "-"], "1,2\n", monkeypatch, capsys)
+    assert code == 2 and "must be a file" in err
+    code, _, err = _run_cli(["monitor", str(reference_csv), "-", "--burn-in", "900"], "1,2\n",
+                            monkeypatch, capsys)
+    assert code == 2 and "--burn-in (900) must not exceed --max-points" in err
+
+
+def test_cli_monitor_stops_when_the_reference_is_used_up(tmp_path, monkeypatch, capsys):
+    ref = tmp_path / "small.csv"
+    np.savetxt(ref, np.random.default_rng(23).normal(size=(50, 1)), header="a", comments="")
+    stream = np.random.default_rng(24).normal(size=(80, 1))
+    code, out, err = _run_cli(["monitor", str(ref), "-"], _lines(stream), monkeypatch, capsys)
+    assert "used up" in err and code == 0
+    assert "no alarm after 50 observation(s)" in out
 
 
 def test_cli_monitor_subprocess(reference_csv):

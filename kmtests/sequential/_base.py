@@ -141,7 +141,7 @@ class SequentialTest:
         self._stopping_time: int | None = None
         self._dims: dict[str, int] | None = None
         self._bets = 0
-        self.history: dict[str, array.array] = {
+        self.history: dict[str, array.array[Any]] = {
             "step": array.array("q"), "payoff": array.array("d"), "bet": array.array("d"),
             "log_wealth": array.array("d")}
 

@@ -97,7 +97,8 @@ class DriftMonitor:
         As in :class:`~kmtests.sequential.SequentialTwoSampleTest`.
     nan_policy : {"raise", "omit"}
         A stream observation with a missing value: an error naming it
-        (nothing of that update is taken), or left out.
+        (nothing of that update is taken), or left out (and so are the
+        reference's rows with a missing value).
     restart : bool
         After an alarm, start a new test on the next observations (so that
         later alarms can ring); default False: one alarm, the monitor keeps
@@ -140,7 +141,13 @@ class DriftMonitor:
         if type(reference).__module__.split(".")[0] == "pandas" and hasattr(reference,
                                                                              "columns"):
             names = [str(c) for c in reference.columns]
-        ref = as_sample(reference, "reference", min_size=2)
+        omit = nan_policy == "omit"
+        ref = as_sample(reference, "reference", min_size=1 if omit else 2, allow_nan=omit)
+        if omit:  # reference rows with a missing value are left out too
+            ref = ref[~np.isnan(ref).any(axis=1)]
+            if ref.shape[0] < 2:
+                raise ValueError("`reference` must contain at least 2 observations without a "
+                                 f"missing value; got {ref.shape[0]}.")
         self._options = {"alpha": alpha, "kernel": kernel, "bandwidth": bandwidth,
                          "estimator": estimator, "betting": betting,
                          "max_points": max_points, "burn_in": burn_in}

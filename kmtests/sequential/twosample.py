@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .._typing import ArrayLike
+from ..estimators._rules import Uniform
 from ..kernels import Kernel
 from ._base import SequentialTest, bounded_kernel, uniform_estimator
 from ._window import Window
@@ -125,7 +126,9 @@ class SequentialTwoSampleTest(SequentialTest):
                  nan_policy: str = "raise", record: bool = False) -> None:
         self.kernel = bounded_kernel(kernel, bandwidth)
         self.estimator = uniform_estimator(estimator)
-        self._rule = self.estimator.rule()
+        rule = self.estimator.rule()
+        assert isinstance(rule, Uniform)  # uniform_estimator() refused the others
+        self._rule: Uniform = rule
         super().__init__(alpha=alpha, betting=betting, max_points=max_points, burn_in=burn_in,
                          nan_policy=nan_policy, record=record,
                          needs_burn_in=not self.kernel.is_fitted)
