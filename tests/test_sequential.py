@@ -125,6 +125,33 @@ def test_two_sample_payoffs_match_numpy(estimator, window):
     assert np.all(np.abs(got) <= 1.0)
 
 
+@pytest.mark.parametrize("kernel, bw", [("gaussian", 0.8), ("laplacian", 1.3),
+                                        ("ard", [0.5, 1.0, 2.0])])
+def test_window_gram_is_the_kernels(kernel, bw):
+    from kmtests.kernels import resolve_kernel
+
+    x, y = shifted(30, seed=25)
+    test = SequentialTwoSampleTest(kernel=kernel, bandwidth=bw, max_points=12).update(x, y)
+    w = test._window
+    k = resolve_kernel(kernel, bw)
+    for a, b in (("x", "x"), ("y", "y"), ("x", "y")):
+        np.testing.assert_allclose(w.K[(a, b)], k.gram(w.points[a], w.points[b]), rtol=1e-12,
+                                   atol=1e-15)
+        np.testing.assert_allclose(w.total(a, b), k.gram(w.data(a), w.data(b)).sum(),
+                                   rtol=1e-12)
+
+
+def test_witness_matches_the_payoff_and_is_unit_norm():
+    x, y = shifted(60, shift=1.0, seed=26)
+    test = SequentialTwoSampleTest(bandwidth=1.0, max_points=40, record=True)
+    test.update(x[:59], y[:59])
+    gx, gy, norm = test.witness_parts(x[59], y[59])
+    wit = test.witness(np.vstack([x[59], y[59]]))
+    np.testing.assert_allclose(wit, [gx / norm, gy / norm], rtol=1e-10)
+    test.update(x[59], y[59])
+    assert test.history["payoff"][-1] == pytest.approx((gx - gy) / (2 * norm), rel=1e-12)
+
+
 def test_shrinkage_changes_the_payoffs_only_through_the_ratio():
     # different spreads: the two samples get different shrinkage, so the payoffs differ
     rng = np.random.default_rng(3)
