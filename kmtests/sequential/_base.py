@@ -34,7 +34,8 @@ from ..estimators import KernelMeanEstimator, resolve_estimator
 from ..kernels import ARDGaussian, Gaussian, Kernel, Laplacian, resolve_kernel
 from ._betting import BettingStrategy, make_betting
 
-__all__ = ["SequentialTest", "bounded_kernel", "check_alpha", "uniform_estimator"]
+__all__ = ["SequentialTest", "bounded_kernel", "check_alpha", "stream_rows",
+           "uniform_estimator"]
 
 #: the kernels with 0 <= k <= 1 and k(x, x) = 1: a unit-norm witness is bounded by 1
 BOUNDED_KERNELS = (Gaussian, Laplacian, ARDGaussian)
@@ -81,7 +82,7 @@ def uniform_estimator(estimator: Any) -> KernelMeanEstimator:
     return est
 
 
-def _stream(data: Any, name: str) -> tuple[np.ndarray, bool]:
+def stream_rows(data: Any, name: str) -> tuple[np.ndarray, bool]:
     """`data` as rows ``(b, d)``: a scalar or 1-D input is one observation."""
     one = False
     if not (type(data).__module__.split(".")[0] == "pandas"
@@ -109,7 +110,6 @@ class SequentialTest:
     def __init__(self, *, alpha: float, betting: Any, max_points: Any, burn_in: Any,
                  nan_policy: Any, record: bool, needs_burn_in: bool) -> None:
         self.alpha = check_alpha(alpha)
-        self._betting_spec = betting
         self.betting: BettingStrategy = copy.deepcopy(make_betting(betting))
         if isinstance(max_points, (bool, np.bool_)) or not isinstance(max_points,
                                                                      numbers.Integral) \
@@ -212,8 +212,8 @@ class SequentialTest:
 
     def _validate(self, x_new: Any, y_new: Any) -> tuple[np.ndarray, np.ndarray]:
         names = (f"{self.roles[0]}_new", f"{self.roles[1]}_new")
-        x, _ = _stream(x_new, names[0])
-        y, _ = _stream(y_new, names[1])
+        x, _ = stream_rows(x_new, names[0])
+        y, _ = stream_rows(y_new, names[1])
         if x.shape[0] != y.shape[0]:
             raise ValueError(f"`{names[0]}` and `{names[1]}` must have the same number of rows "
                              f"(paired observations); got {x.shape[0]} and {y.shape[0]}.")
@@ -238,10 +238,14 @@ class SequentialTest:
                     "out pairs with a missing value.")
             self.n_omitted += int(bad.sum())
             x, y = x[~bad], y[~bad]
+        self._begin(dims)
+        return x, y
+
+    def _begin(self, dims: dict[str, int]) -> None:
+        """Fix the stream's dimensions at its first observations (once)."""
         if self._dims is None:
             self._dims = dims
             self._start(dims)
-        return x, y
 
     def _check_dims(self, dims: dict[str, int]) -> None:
         """Refuse dimensions the test cannot take (before anything is changed)."""

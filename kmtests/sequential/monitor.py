@@ -29,7 +29,7 @@ import numpy as np
 
 from .._typing import ArrayLike, SeedLike
 from .._validation import as_sample, check_choice, check_rng
-from ._base import _stream
+from ._base import stream_rows
 from .twosample import SequentialTwoSampleTest
 
 __all__ = ["DriftAlarm", "DriftMonitor"]
@@ -171,8 +171,7 @@ class DriftMonitor:
         self.path = array.array("d")
 
     def _new_test(self) -> SequentialTwoSampleTest:
-        test = SequentialTwoSampleTest(**self._options)
-        return test
+        return SequentialTwoSampleTest(**self._options)
 
     @property
     def alpha(self) -> float:
@@ -204,7 +203,7 @@ class DriftMonitor:
             row), or more observations than reference observations left.
             Nothing of the update is taken then.
         """
-        y, _ = _stream(rows, "rows")
+        y, _ = stream_rows(rows, "rows")
         d = self.reference.shape[1]
         if y.shape[1] != d:
             raise ValueError(f"`rows` has {y.shape[1]} column(s) but the reference has {d} "
@@ -227,9 +226,7 @@ class DriftMonitor:
                 "update was taken. Give a larger reference.")
         self.n_omitted += n_bad
         test = self.test
-        if test._dims is None:
-            test._dims = {"x": d, "y": d}
-            test._start(test._dims)
+        test._begin({"x": d, "y": d})
         new: list[DriftAlarm] = []
         for row in y:
             x = self.reference[self.n_seen]
@@ -243,8 +240,7 @@ class DriftMonitor:
                 new.append(alarm)
                 if self.restart:
                     self.test = test = self._new_test()
-                    test._dims = {"x": d, "y": d}
-                    test._start(test._dims)
+                    test._begin({"x": d, "y": d})
                     self._segment_start = self.n_seen + 1
         return new
 
