@@ -136,6 +136,9 @@ def section_null(args: argparse.Namespace) -> dict[str, Any]:
                 if test.reject:
                     hits += 1
                     times.append(int(test.stopping_time))
+                if (s + 1) % 25 == 0:
+                    print(f"  {kind} {est}: {s + 1} streams, {hits} rejected, "
+                          f"CPU {time.process_time():.0f} s, {load()}", flush=True)
             return hits, times
 
         (hits, times), wall, cpu = timed(one)

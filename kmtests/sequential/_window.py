@@ -123,10 +123,10 @@ class Window:
 
     def _resum(self) -> None:
         m = self.mask
-        for key, K in self.K.items():
+        for (a, b), K in self.K.items():
             Km = K * m[:, None] * m[None, :]
-            self.rows[key] = Km.sum(axis=1)
-            self.cols[key] = Km.sum(axis=0)
+            self.rows[(a, b)] = Km.sum(axis=1)
+            self.cols[(a, b)] = self.rows[(a, b)] if a == b else Km.sum(axis=0)
         if self.hadamard:
             Kx, Ky = self.K[("x", "x")], self.K[("y", "y")]
             self.had = float(m @ (Kx * Ky) @ m)
@@ -158,11 +158,12 @@ class Window:
             if self.hadamard:
                 kx, ky = self.K[("x", "x")][h], self.K[("y", "y")][h]
                 self.had -= 2.0 * float((kx * ky) @ m) - kx[h] * ky[h]
-            for key, K in self.K.items():
-                self.rows[key] -= K[:, h] * m
-                self.cols[key] -= K[h, :] * m
-                self.rows[key][h] = 0.0
-                self.cols[key][h] = 0.0
+            for (a, b), K in self.K.items():
+                self.rows[(a, b)] -= K[:, h] * m
+                self.rows[(a, b)][h] = 0.0
+                if a != b:  # a diagonal block is symmetric: its column sums are its row sums
+                    self.cols[(a, b)] -= K[h, :] * m
+                    self.cols[(a, b)][h] = 0.0
         self.mask[h] = 0.0
         self.count -= 1
 
@@ -170,27 +171,43 @@ class Window:
         assert self.kernels is not None
         m = self.mask  # slot h is still empty here
 
+        own: dict[tuple[str, str], float] = {}
+
         def rows(p: str, b: str, kernel_role: str) -> np.ndarray:
             """k(new_p, z_b) at every slot; slot h is the new point of b."""
             if (p, b) in cache:
-                r = cache[(p, b)].copy()
-                r[h] = self.k1(kernel_role, self.points[p][h], self.points[b][h])
+                r = cache[(p, b)] * m
+                if p == b:  # k(z, z) = 1 for the bounded kernels (exp(-0) exactly)
+                    r[h] = 1.0
+                else:
+                    if (b, p) not in own:
+                        own[(p, b)] = self.k1(kernel_role, self.points[p][h],
+                                              self.points[b][h])
+                    r[h] = own.get((p, b), own.get((b, p)))
                 return r
-            return self.gram(kernel_role, self.points[p][h][None, :], self.points[b])[0]
+            r = self.gram(kernel_role, self.points[p][h][None, :], self.points[b])[0]
+            k_own = r[h]
+            r *= m
+            r[h] = k_own
+            return r
 
         for (a, b), K in self.K.items():
-            row = rows(a, b, a)  # k(new_a, z_b)
-            col = row if a == b else rows(b, a, a)  # k(z_a, new_b)
-            own = float(row[h])  # k(new_a, new_b): slot h of `points[b]` is the new point
-            row, col = row * m, col * m
+            row = rows(a, b, a)  # k(new_a, z_b), 0 at the empty slots, k(new_a, new_b) at h
+            k_own = float(row[h])
             K[h, :] = row
+            if a == b:
+                K[:, h] = row
+                self.rows[(a, b)] += row
+                self.rows[(a, b)][h] = row.sum()  # the new row's sum (own value included)
+                continue
+            col = rows(b, a, a)  # k(z_a, new_b)
             K[:, h] = col
-            K[h, h] = own
             self.rows[(a, b)] += col
             self.cols[(a, b)] += row
-            self.rows[(a, b)][h] = row.sum() + own
-            self.cols[(a, b)][h] = col.sum() + own
-        if self.hadamard:
+            self.rows[(a, b)][h] = row.sum()
+            self.cols[(a, b)][h] = col.sum()
+            K[h, h] = k_own
+        if self.hadamard:  # m[h] = 0 still: the new pair's cross terms, then its own
             kx, ky = self.K[("x", "x")][h], self.K[("y", "y")][h]
             self.had += 2.0 * float((kx * ky) @ m) + kx[h] * ky[h]
 
