@@ -330,6 +330,18 @@ def test_monitor_alarm_points_at_the_shifted_feature_and_plots():
     matplotlib.pyplot.close("all")
 
 
+def test_monitor_takes_data_frames():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(27)
+    ref = pd.DataFrame(rng.normal(size=(500, 2)), columns=["temp", "load"])
+    mon = DriftMonitor(ref, rng=0)
+    assert mon.feature_names == ["temp", "load"]
+    stream = pd.DataFrame(rng.normal(size=(40, 2)), columns=["temp", "load"])
+    mon.update(stream)
+    mon.update(stream.iloc[0])  # one row (a Series) is one observation
+    assert mon.n_seen == 41
+
+
 def test_monitor_restart_rings_again():
     rng = np.random.default_rng(13)
     ref = rng.normal(size=(6000, 1))
