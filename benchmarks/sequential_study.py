@@ -25,6 +25,9 @@ Sections (``--section``, each sized to run in well under 15 minutes here):
 * ``monitor``: the DriftMonitor with a reference of 20 000 points, a mean
   shift of 0.5 in one coordinate (d = 3) from stream observation 1001: the
   delay after the change, and false alarms before it.
+* ``peer``: the ``KernelMMD`` of bchugg/testing-by-betting (commit d026484, a
+  checkout outside this repository, ``--peer-path``) on the same mean-shift
+  streams as ``delay`` (and 50 null streams of 500 pairs), beside kmtests.
 * ``cost``: CPU and wall microseconds per pair over 10^5 pairs (untraced), and
   the memory of a second, traced run (tracemalloc: the peak above the start
   and what the test holds at the end; the kept window; the pickled state),
@@ -311,7 +314,44 @@ def section_cost(args: argparse.Namespace) -> dict[str, Any]:
     return {"rows": rows}
 
 
-SECTIONS = {"null": section_null, "delay": section_delay, "budget": section_budget,
+def section_peer(args: argparse.Namespace) -> dict[str, Any]:
+    """The KernelMMD of bchugg/testing-by-betting (the README with the "150-200 samples")
+    on the delay section's mean-shift streams; a checkout outside the repository is put on
+    the path (``--peer-path``), none of its code is kept here."""
+    sys.path.insert(0, args.peer_path)
+    from testing_by_betting.twosample import KernelMMD  # type: ignore[import-not-found]
+
+    rows = []
+    for kind, horizon in (("mean shift", 2000), ("null", 500)):
+        peer, ours = [], []
+        w0, c0 = time.perf_counter(), time.process_time()
+        n_streams = args.streams if kind != "null" else min(args.streams, 50)
+        for s in range(n_streams):
+            x, y = alternative(kind, rng_of("delay", kind, s), horizon)
+            bettor = KernelMMD(alpha=ALPHA, verbose=False)
+            t_peer = None
+            for t in range(horizon):
+                bettor.step(x[t], y[t])
+                if bettor.reject_null:
+                    t_peer = t + 1
+                    break
+            peer.append(t_peer)
+            test = SequentialTwoSampleTest(alpha=ALPHA).update(x, y)
+            ours.append(test.stopping_time)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        for name, vals in (("testing-by-betting KernelMMD", peer), ("kmtests (KME, ONS)", ours)):
+            t = np.array([v for v in vals if v is not None], dtype=float)
+            rows.append({"streams": f"{kind} ({n_streams})", "test": name,
+                         f"rejected within {horizon}": f"{t.size / n_streams:.3f}",
+                         "mean": f"{t.mean():.0f}" if t.size else "-",
+                         "median": f"{np.median(t):.0f}" if t.size else "-",
+                         "wall s (both)": f"{wall:.0f}", "CPU s": f"{cpu:.0f}"})
+        print(rows[-2:], load(), flush=True)
+    print(table(rows, list(rows[0])))
+    return {"rows": rows, "load": load()}
+
+
+SECTIONS = {"peer": section_peer, "null": section_null, "delay": section_delay, "budget": section_budget,
             "batch": section_batch, "monitor": section_monitor, "cost": section_cost}
 
 
@@ -322,6 +362,8 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=10_000)
     p.add_argument("--cost-steps", type=int, default=100_000)
     p.add_argument("--only", default=None, help="null: comma-separated test:witness")
+    p.add_argument("--peer-path", default="/tmp/tbb",
+                   help="peer: a checkout of bchugg/testing-by-betting")
     args = p.parse_args()
     print(f"kmtests {kmtests.__version__}, numpy {np.__version__}, {load()}", flush=True)
     w0, c0 = time.perf_counter(), time.process_time()

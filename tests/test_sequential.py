@@ -152,6 +152,22 @@ def test_witness_matches_the_payoff_and_is_unit_norm():
     assert test.history["payoff"][-1] == pytest.approx((gx - gy) / (2 * norm), rel=1e-12)
 
 
+@pytest.mark.parametrize("cls", [SequentialTwoSampleTest, SequentialIndependenceTest])
+def test_adaptive_payoffs_are_the_norm_payoffs_over_their_running_max(cls):
+    x, y = shifted(120, shift=0.8, seed=28)
+    norm = cls(record=True, alpha=1e-9).update(x, y)
+    adaptive = cls(record=True, alpha=1e-9, payoff_scale="adaptive").update(x, y)
+    u = np.asarray(norm.history["payoff"])
+    ref, scale = [], 0.0
+    for v in u:
+        ref.append(v if scale == 0 else min(1.0, max(-1.0, v / scale)))
+        scale = max(scale, abs(v))
+    np.testing.assert_allclose(np.asarray(adaptive.history["payoff"]), ref, rtol=1e-12)
+    assert np.abs(ref).max() == 1.0 and adaptive.log_wealth > norm.log_wealth
+    bets, path = ons_path(np.array(ref))
+    np.testing.assert_allclose(np.asarray(adaptive.history["log_wealth"]), path, rtol=1e-10)
+
+
 def test_shrinkage_changes_the_payoffs_only_through_the_ratio():
     # different spreads: the two samples get different shrinkage, so the payoffs differ
     rng = np.random.default_rng(3)
@@ -409,6 +425,7 @@ def test_bad_updates_are_refused_without_change(xb, yb, match):
     ({"burn_in": 1}, "at least 2"),
     ({"betting": "kelly"}, "betting"),
     ({"nan_policy": "propagate"}, "nan_policy"),
+    ({"payoff_scale": "max"}, "payoff_scale"),
 ])
 def test_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -485,6 +502,22 @@ def test_cli_monitor_alarm_and_status(reference_csv, monkeypatch, capsys):
     assert mon.alarms[0].step == step > 200
 
 
+def test_cli_monitor_payoff_scale(reference_csv, monkeypatch, capsys):
+    rng = np.random.default_rng(29)
+    stream = rng.normal(size=(1500, 2)) + [0, 0.8]
+    steps = []
+    for scale in ("norm", "adaptive"):
+        code, out, err = _run_cli(["monitor", str(reference_csv), "-", "--seed", "1",
+                                   "--payoff-scale", scale], _lines(stream), monkeypatch, capsys)
+        assert code == 1, err
+        steps.append(int(out.split()[3].rstrip(":")))
+        mon = DriftMonitor(np.loadtxt(reference_csv, delimiter=",", skiprows=1), rng=1,
+                           payoff_scale=scale)
+        mon.update(stream)
+        assert mon.alarms[0].step == steps[-1]
+    assert steps[1] < steps[0]
+
+
 def test_cli_monitor_no_alarm_exit_0(reference_csv, monkeypatch, capsys):
     rng = np.random.default_rng(20)
     code, out, err = _run_cli(["monitor", str(reference_csv), "-"],
@@ -556,15 +589,18 @@ def test_cli_monitor_subprocess(reference_csv):
 
 # -- validity (slow) ---------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("cls", [SequentialTwoSampleTest, SequentialIndependenceTest])
-def test_ever_reject_fraction_of_null_streams(cls):
+@pytest.mark.parametrize("cls, scale", [(SequentialTwoSampleTest, "norm"),
+                                        (SequentialTwoSampleTest, "adaptive"),
+                                        (SequentialIndependenceTest, "norm"),
+                                        (SequentialIndependenceTest, "adaptive")])
+def test_ever_reject_fraction_of_null_streams(cls, scale):
     """Ville: P(ever reject) <= alpha. 300 null streams of 600 pairs at alpha = 0.1."""
     n_streams, n, alpha = 300, 600, 0.1
     rng = np.random.default_rng(2024)
     rejections = 0
     for _ in range(n_streams):
         x, y = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
-        test = cls(alpha=alpha, max_points=100).update(x, y)
+        test = cls(alpha=alpha, max_points=100, payoff_scale=scale).update(x, y)
         rejections += test.reject
     upper = stats.binom.ppf(0.999, n_streams, alpha)
     assert rejections <= upper, (rejections, upper)

@@ -58,6 +58,9 @@ def add_monitor(sub: Any) -> argparse.ArgumentParser:
                    help="kernel mean estimator of the witness (default kme)")
     p.add_argument("--betting", default=None, choices=["ons", "agrapa"],
                    help="betting fractions (default ons)")
+    p.add_argument("--payoff-scale", default=None, choices=["norm", "adaptive"],
+                   help="payoff over its bound 2||g|| (norm, default) or over the largest "
+                   "earlier payoff, clipped (adaptive: valid too, and earlier alarms)")
     p.add_argument("--max-points", type=opt.positive_int, default=None,
                    help="budget: past pairs kept for the witness (default 500)")
     p.add_argument("--burn-in", type=lambda t: opt._int(t, "a non-negative integer",
@@ -139,7 +142,7 @@ def run_monitor(args: argparse.Namespace) -> int:
     kw: dict[str, Any] = {"alpha": args.alpha, "restart": args.restart, "rng": args.seed,
                           "feature_names": names}
     for key in ("kernel", "bandwidth", "estimator", "betting", "max_points", "burn_in",
-                "nan_policy"):
+                "nan_policy", "payoff_scale"):
         value = getattr(args, key)
         if value is not None:
             kw[key] = value

@@ -108,8 +108,11 @@ class SequentialTest:
     roles: tuple[str, str] = ("x", "y")
 
     def __init__(self, *, alpha: float, betting: Any, max_points: Any, burn_in: Any,
-                 nan_policy: Any, record: bool, needs_burn_in: bool) -> None:
+                 nan_policy: Any, record: bool, needs_burn_in: bool,
+                 payoff_scale: Any = "norm") -> None:
         self.alpha = check_alpha(alpha)
+        self.payoff_scale = check_choice(payoff_scale, "payoff_scale", ("norm", "adaptive"))
+        self._scale = 0.0
         self.betting: BettingStrategy = copy.deepcopy(make_betting(betting))
         if isinstance(max_points, (bool, np.bool_)) or not isinstance(max_points,
                                                                      numbers.Integral) \
@@ -257,8 +260,19 @@ class SequentialTest:
         raise NotImplementedError
 
     def _bet(self, payoff: float) -> None:
-        """Stake the predictable fraction on `payoff` (in [-1, 1]) and update the wealth."""
+        """Stake the predictable fraction on `payoff` (in [-1, 1]) and update the wealth.
+
+        With ``payoff_scale="adaptive"`` the payoff is first divided by the
+        largest absolute payoff of the earlier bets and clipped to [-1, 1]: a
+        predictable scale and an odd function, so a payoff whose sign flips
+        under a swap that leaves the null law unchanged keeps mean 0.
+        """
         payoff = min(1.0, max(-1.0, float(payoff)))
+        if self.payoff_scale == "adaptive":
+            raw, scale = payoff, self._scale
+            if scale > 0.0:
+                payoff = min(1.0, max(-1.0, raw / scale))
+            self._scale = max(scale, abs(raw))
         lam = self.betting.bet()
         self._log_wealth += math.log1p(lam * payoff)
         self.betting.observe(payoff)

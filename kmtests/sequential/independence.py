@@ -65,6 +65,9 @@ class SequentialIndependenceTest(SequentialTest):
     burn_in : int or None
         Pairs observed without betting before the bandwidths are fixed
         (default 20 when a bandwidth is ``"median"``, else 0).
+    payoff_scale : {"norm", "adaptive"}
+        As in :class:`SequentialTwoSampleTest` (the payoff changes sign when
+        the two pairs of a block swap their ``y``).
     nan_policy : {"raise", "omit"}
         As in :class:`SequentialTwoSampleTest`.
     record : bool
@@ -96,7 +99,8 @@ class SequentialIndependenceTest(SequentialTest):
                  kernel_y: Any = "gaussian", bandwidth_x: Any = "median",
                  bandwidth_y: Any = "median", estimator: Any = "kme", betting: Any = "ons",
                  max_points: int = 500, burn_in: int | None = None,
-                 nan_policy: str = "raise", record: bool = False) -> None:
+                 nan_policy: str = "raise", record: bool = False,
+                 payoff_scale: str = "norm") -> None:
         self.kernel_x = bounded_kernel(kernel_x, bandwidth_x, "kernel_x", "bandwidth_x")
         self.kernel_y = bounded_kernel(kernel_y, bandwidth_y, "kernel_y", "bandwidth_y")
         est = uniform_estimator(estimator)
@@ -109,7 +113,8 @@ class SequentialIndependenceTest(SequentialTest):
         self.estimator = est
         super().__init__(alpha=alpha, betting=betting, max_points=max_points, burn_in=burn_in,
                          nan_policy=nan_policy, record=record,
-                         needs_burn_in=not (self.kernel_x.is_fitted and self.kernel_y.is_fitted))
+                         needs_burn_in=not (self.kernel_x.is_fitted and self.kernel_y.is_fitted),
+                         payoff_scale=payoff_scale)
         self.kernel_x_: Kernel | None = None
         self.kernel_y_: Kernel | None = None
         self._window: Window | None = None

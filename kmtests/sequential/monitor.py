@@ -93,7 +93,7 @@ class DriftMonitor:
     alpha : float
         The probability of a false alarm over the whole stream (per test:
         with ``restart=True`` each segment after an alarm is a new test).
-    kernel, bandwidth, estimator, betting, max_points, burn_in
+    kernel, bandwidth, estimator, betting, max_points, burn_in, payoff_scale
         As in :class:`~kmtests.sequential.SequentialTwoSampleTest`.
     nan_policy : {"raise", "omit"}
         A stream observation with a missing value: an error naming it
@@ -135,7 +135,7 @@ class DriftMonitor:
     def __init__(self, reference: ArrayLike, *, alpha: float = 0.05, kernel: Any = "gaussian",
                  bandwidth: Any = "median", estimator: Any = "kme", betting: Any = "ons",
                  max_points: int = 500, burn_in: int | None = None,
-                 nan_policy: str = "raise", restart: bool = False,
+                 nan_policy: str = "raise", restart: bool = False, payoff_scale: str = "norm",
                  feature_names: Sequence[str] | None = None, rng: SeedLike = None) -> None:
         names = None
         if type(reference).__module__.split(".")[0] == "pandas" and hasattr(reference,
@@ -150,7 +150,8 @@ class DriftMonitor:
                                  f"missing value; got {ref.shape[0]}.")
         self._options = {"alpha": alpha, "kernel": kernel, "bandwidth": bandwidth,
                          "estimator": estimator, "betting": betting,
-                         "max_points": max_points, "burn_in": burn_in}
+                         "max_points": max_points, "burn_in": burn_in,
+                         "payoff_scale": payoff_scale}
         self.test = self._new_test()
         self.nan_policy = check_choice(nan_policy, "nan_policy", ("raise", "omit"))
         self.restart = bool(restart)
