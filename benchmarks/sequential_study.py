@@ -8,6 +8,8 @@ Sections (``--section``, each sized to run in well under 15 minutes here):
   and the S-KMSE witness, and the independence test (KME). Ville's inequality
   bounds the fraction by alpha over an unbounded horizon; the binomial band is
   the one-sided 99% quantile of Binomial(streams, alpha).
+* every section but ``cost`` also runs ``payoff_scale="adaptive"`` (the payoff over
+  the running maximum of the earlier ones, clipped) beside the published payoff.
 * ``delay``: stopping times (mean, median, fraction not rejected within 5000
   pairs) with alpha = 0.05 on Shekhar & Ramdas' Gaussian streams, d = 3:
   ``x ~ N(0, I)``, ``y ~ N(e_1, I)`` (unit mean shift in one coordinate),
@@ -123,20 +125,25 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
 
 # -- sections ---------------------------------------------------------------------------------
 def section_null(args: argparse.Namespace) -> dict[str, Any]:
-    configs = [("two-sample", "kme"), ("two-sample", "skmse"), ("independence", "kme")]
-    if args.only:
-        configs = [c for c in configs if f"{c[0]}:{c[1]}" in args.only.split(",")]
+    configs = [("two-sample", "kme", "norm"), ("two-sample", "skmse", "norm"),
+               ("independence", "kme", "norm"), ("two-sample", "kme", "adaptive"),
+               ("independence", "kme", "adaptive")]
+    if args.only:  # test:witness (norm payoffs) or test:witness:scale
+        wanted = [w if w.count(":") == 2 else w + ":norm" for w in args.only.split(",")]
+        configs = [c for c in configs if ":".join(c) in wanted]
     rows = []
-    for kind, est in configs:
+    for kind, est, scale in configs:
         def one() -> tuple[int, list[int]]:
             hits, times = 0, []
             for s in range(args.streams):
                 rng = rng_of("null", kind, s)
                 x = rng.normal(size=(args.steps, D))
                 y = rng.normal(size=(args.steps, D))
-                test = (SequentialTwoSampleTest(alpha=ALPHA, estimator=est, max_points=100)
+                test = (SequentialTwoSampleTest(alpha=ALPHA, estimator=est, max_points=100,
+                                                payoff_scale=scale)
                         if kind == "two-sample" else
-                        SequentialIndependenceTest(alpha=ALPHA, max_points=100))
+                        SequentialIndependenceTest(alpha=ALPHA, max_points=100,
+                                                   payoff_scale=scale))
                 run_until(test, x, y, chunk=1000)
                 if test.reject:
                     hits += 1
@@ -147,13 +154,14 @@ def section_null(args: argparse.Namespace) -> dict[str, Any]:
             return hits, times
 
         (hits, times), wall, cpu = timed(one)
-        rows.append({"test": kind, "witness": est, "streams": args.streams, "steps": args.steps,
+        rows.append({"test": kind, "witness": est, "payoff": scale, "streams": args.streams,
+                     "steps": args.steps,
                      "ever rejected": hits, "fraction": f"{hits / args.streams:.3f}",
                      "band (99%)": f"<= {band(args.streams):.3f}",
                      "stopping times": ", ".join(map(str, sorted(times))) or "-",
                      "wall s": f"{wall:.0f}", "CPU s": f"{cpu:.0f}", "load": load()})
         print(rows[-1], flush=True)
-    print(table(rows, ["test", "witness", "streams", "steps", "ever rejected", "fraction",
+    print(table(rows, ["test", "witness", "payoff", "streams", "steps", "ever rejected", "fraction",
                        "band (99%)", "stopping times", "wall s", "CPU s"]))
     return {"rows": rows}
 
@@ -177,13 +185,18 @@ def delays(kind: str, make: Callable[[], Any], streams: int, horizon: int,
 
 def section_delay(args: argparse.Namespace) -> dict[str, Any]:
     rows = []
-    configs = [("kme", "ons"), ("skmse", "ons"), ("bkmse", "ons"), ("kme", "agrapa")]
+    configs = [("kme", "ons", "norm"), ("skmse", "ons", "norm"), ("bkmse", "ons", "norm"),
+               ("kme", "agrapa", "norm"), ("kme", "ons", "adaptive"),
+               ("skmse", "ons", "adaptive"), ("kme", "agrapa", "adaptive")]
+    if args.only:
+        configs = [c for c in configs if c[2] in args.only.split(",")]
     for kind in ("mean shift", "variance x2", "correlation 0.7"):
-        for est, bet in configs:
-            def make(est: str = est, bet: str = bet) -> Any:
-                return SequentialTwoSampleTest(alpha=ALPHA, estimator=est, betting=bet)
+        for est, bet, scale in configs:
+            def make(est: str = est, bet: str = bet, scale: str = scale) -> Any:
+                return SequentialTwoSampleTest(alpha=ALPHA, estimator=est, betting=bet,
+                                               payoff_scale=scale)
             row, wall, cpu = timed(lambda: delays(kind, make, args.streams, 5000,
-                                                  f"{est} / {bet}"))
+                                                  f"{est} / {bet} / {scale}"))
             row.update({"wall s": f"{wall:.0f}", "CPU s": f"{cpu:.0f}"})
             rows.append(row)
             print(row, load(), flush=True)
@@ -211,7 +224,7 @@ def section_batch(args: argparse.Namespace) -> dict[str, Any]:
     horizon = k * looks
     rows = []
     for kind in ("null", "mean shift"):
-        first_raw, first_bonf, betting = [], [], []
+        first_raw, first_bonf, betting, adaptive = [], [], [], []
         w0, c0 = time.perf_counter(), time.process_time()
         for s in range(args.streams):
             x, y = alternative(kind, rng_of("batch", kind, s), horizon)
@@ -230,10 +243,13 @@ def section_batch(args: argparse.Namespace) -> dict[str, Any]:
             first_bonf.append(bonf)
             test = SequentialTwoSampleTest(alpha=ALPHA).update(x, y)
             betting.append(test.stopping_time)
+            test = SequentialTwoSampleTest(alpha=ALPHA, payoff_scale="adaptive").update(x, y)
+            adaptive.append(test.stopping_time)
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         for name, vals in (("batch MMD every 25, uncorrected", first_raw),
                            ("batch MMD every 25, Bonferroni alpha/20", first_bonf),
-                           ("betting (KME, ONS)", betting)):
+                           ("betting (KME, ONS)", betting),
+                           ("betting (KME, ONS, adaptive payoff)", adaptive)):
             hit = np.array([v is not None for v in vals])
             t = np.array([v for v in vals if v is not None], dtype=float)
             rows.append({"streams": f"{kind} ({args.streams})", "procedure": name,
@@ -241,7 +257,7 @@ def section_batch(args: argparse.Namespace) -> dict[str, Any]:
                          "mean stopping time": f"{t.mean():.0f}" if t.size else "-",
                          "median": f"{np.median(t):.0f}" if t.size else "-",
                          "wall s (all three)": f"{wall:.0f}", "CPU s": f"{cpu:.0f}"})
-        print(rows[-3:], load(), flush=True)
+        print(rows[-4:], load(), flush=True)
     print(table(rows, list(rows[0])))
     return {"rows": rows, "load": load()}
 
@@ -249,7 +265,7 @@ def section_batch(args: argparse.Namespace) -> dict[str, Any]:
 def section_monitor(args: argparse.Namespace) -> dict[str, Any]:
     change, after = 1000, 4000
     rows = []
-    for est in ("kme", "skmse"):
+    for est, scale in (("kme", "norm"), ("skmse", "norm"), ("kme", "adaptive")):
         delays_, early = [], 0
         w0, c0 = time.perf_counter(), time.process_time()
         for s in range(args.streams):
@@ -257,7 +273,7 @@ def section_monitor(args: argparse.Namespace) -> dict[str, Any]:
             ref = rng.normal(size=(20000, D))
             stream = rng.normal(size=(change + after, D))
             stream[change:, 1] += 0.5
-            mon = DriftMonitor(ref, alpha=ALPHA, estimator=est, rng=s)
+            mon = DriftMonitor(ref, alpha=ALPHA, estimator=est, rng=s, payoff_scale=scale)
             for lo in range(0, stream.shape[0], 500):
                 if mon.update(stream[lo:lo + 500]):
                     break
@@ -269,7 +285,7 @@ def section_monitor(args: argparse.Namespace) -> dict[str, Any]:
                     delays_.append(step - change)
         d = np.array(delays_, dtype=float)
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-        rows.append({"witness": est, "streams": args.streams,
+        rows.append({"witness": est, "payoff": scale, "streams": args.streams,
                      "false alarm before the change": f"{early / args.streams:.3f}",
                      "detected (of the rest)": f"{d.size / max(args.streams - early, 1):.3f}",
                      "mean delay": f"{d.mean():.0f}", "median delay": f"{np.median(d):.0f}",
