@@ -1,9 +1,10 @@
 """The one driver of the kernel tests: ``run(problem, statistic, engine, method, tuning)``.
 
-Every public test is a face that maps its keywords to four objects — a problem
-(:mod:`kmtests.problems`: the data by role and the permutation scheme), a
-statistic (:mod:`kmtests.statistics`), an engine (:mod:`kmtests.engines`) and a
-null method (:mod:`kmtests.null`) — and calls :func:`run` once, which
+Every public test is a face whose keywords the plan (:mod:`kmtests._plan`) maps to
+four objects — a problem (:mod:`kmtests.problems`: the data by role and the
+permutation scheme), a statistic (:mod:`kmtests.statistics`), an engine
+(:mod:`kmtests.engines`) and a null method (:mod:`kmtests.null`) — and calls
+:func:`run` once, which
 
 1. resolves and validates everything before anything is computed: the
    statistic's own refusals, the engine (``"auto"`` chooses one) and whether it
@@ -32,32 +33,7 @@ from .results import KernelTestResult, result_class
 from .statistics import Statistic
 from .statistics.tuning import reportable
 
-__all__ = ["held_out_training", "prepare", "run", "run_each", "value"]
-
-
-def held_out_training(problem: Any, statistic: Statistic, method: Any, rng: Any
-                      ) -> tuple[Any, Any]:
-    """For a statistic with features learned on a training split (ME, SCF, NFSIC): the
-    problem on the test pairs, the training pairs held out at random, and the `rng` left
-    for the null method. The split is drawn from `rng`, or when it is None from the rng
-    of a method object (``PermutationMethod(rng=...)``); `rng` is then passed on only to
-    a method that takes one. Other statistics: unchanged."""
-    from .null import METHODS, NullMethod
-    from .statistics.interpretable import LearnedFeatures
-
-    if not isinstance(statistic, LearnedFeatures):
-        return problem, rng
-    if isinstance(method, NullMethod):
-        cls: Any = type(method)
-        source = rng if rng is not None else method.source_of_randomness
-    else:
-        name = statistic.default_method if method is None else method
-        cls = METHODS.get(name.lower()) if isinstance(name, str) else None
-        source = rng
-    test = statistic.hold_out(problem, source)
-    if cls is not None and "rng" not in cls.test_options:
-        rng = None
-    return test, rng
+__all__ = ["prepare", "run", "run_each", "value"]
 
 
 def _resolve(problem: Any, statistic: Statistic, engine: Any, method: NullMethod | None,

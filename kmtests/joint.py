@@ -14,82 +14,14 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 
-from . import _driver
+from . import _plan
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice
-from .engines import Engine, Exact
-from .estimators import KME
-from .kernels import Kernel, Precomputed, resolve_kernel
-from .null import GammaMethod, JointGammaMethod, NullMethod, resolve_method
-from .problems.conventions import check_alternative
-from .problems.joint import JointProblem, joint_problem, role_names
+from ._validation import as_sample
+from .null import NullMethod
+from .problems.joint import JointProblem
 from .results import JointIndependenceResult
-from .statistics import Statistic, resolve_statistic
 
 __all__ = ["dhsic", "dhsic_bandwidth", "joint_independence_test"]
-
-#: the null methods of the joint test, by name
-_METHODS = ("permutation", "bootstrap", "gamma")
-
-
-def _per_variable(value: Any, d: int, name: str, single: bool) -> list[Any]:
-    """`value` for each of `d` variables: one for all (`single`), or a sequence of `d`."""
-    if single:
-        return [value] * d
-    items = list(value)
-    if len(items) != d:
-        raise ValueError(f"`{name}` must be one value for all variables or one per variable "
-                         f"({d}); got {len(items)}.")
-    return items
-
-
-def _kernels(kernels: Any, bandwidths: Any, d: int) -> list[Kernel]:
-    """The kernel of each variable, with its bandwidth (nothing fitted yet)."""
-    ks = _per_variable(kernels, d, "kernels",
-                       isinstance(kernels, (str, Kernel)) or callable(kernels))
-    bws = _per_variable(bandwidths, d, "bandwidths",
-                        bandwidths is None or isinstance(bandwidths, str)
-                        or np.ndim(bandwidths) == 0)
-    return [resolve_kernel(k, bw, name=f"kernels[{i}]", bandwidth_name=f"bandwidths[{i}]")
-            for i, (k, bw) in enumerate(zip(ks, bws))]
-
-
-def _joint_iv(variables: Sequence[Any], kernels: Any, bandwidths: Any,
-              data_name: str | None, axis: Any = 0, nan_policy: Any = "raise"
-              ) -> tuple[JointProblem, Statistic]:
-    """Validate the variables and build the statistic (nothing is computed)."""
-    d = len(variables)
-    if d < 2:
-        raise ValueError(f"joint independence needs at least 2 variables; got {d}.")
-    ks = _kernels(kernels, bandwidths, d)
-    problem = joint_problem(variables, precomputed=[isinstance(k, Precomputed) for k in ks],
-                            data_name=data_name, axis=axis, nan_policy=nan_policy)
-    stat = resolve_statistic("dhsic", "joint", kernels=dict(zip(role_names(d), ks)),
-                             estimator=KME(), options={})
-    return problem, stat
-
-
-def _joint_method(method: Any, n_resamples: Any, batch: Any, rng: SeedLike, n_jobs: Any,
-                  progress: Any) -> NullMethod:
-    """``method=`` of the joint test -> a null method object."""
-    if isinstance(method, GammaMethod):
-        raise ValueError("GammaMethod approximates the nulls of MMD^2_b and HSIC_b; the gamma "
-                         "approximation of dHSIC is method='gamma' (JointGammaMethod).")
-    if isinstance(method, NullMethod):
-        return resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
-                              n_jobs=n_jobs, progress=progress)
-    name = check_choice("permutation" if method is None else method, "method", _METHODS)
-    if name != "gamma":
-        return resolve_method(name, n_resamples=n_resamples, batch=batch, rng=rng,
-                              n_jobs=n_jobs, progress=progress)
-    given = {"n_resamples": n_resamples, "batch": batch, "rng": rng, "n_jobs": n_jobs,
-             "progress": progress}
-    clash = [f"`{k}`" for k, v in given.items() if v is not None]
-    if clash:
-        raise ValueError(f"method='gamma' draws nothing: {', '.join(clash)} do(es) not "
-                         "apply.")
-    return JointGammaMethod()
-
 
 def dhsic_bandwidth(x: ArrayLike) -> float:
     """The Gaussian bandwidth of the R package dHSIC's median heuristic.
@@ -156,8 +88,7 @@ def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "m
     >>> print(f"{dhsic(x, y):.6f} {hsic(x, y):.6f}")
     0.005511 0.005511
     """
-    problem, stat = _joint_iv(variables, kernels, bandwidths, None, axis, nan_policy)
-    return _driver.value(problem, stat, "pooled")
+    return _plan.value(JointProblem, dhsic, variables, locals())
 
 
 def joint_independence_test(
@@ -294,23 +225,4 @@ def joint_independence_test(
     >>> print(f"{independence_test(x, z, n_resamples=999, rng=1).pvalue:.3f}")
     0.197
     """
-    res = _driver.run(*_plan(
-        variables, kernels=kernels, bandwidths=bandwidths, method=method,
-        n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs, progress=progress,
-        data_name=data_name, alternative=alternative, nan_policy=nan_policy, axis=axis))
-    assert isinstance(res, JointIndependenceResult)
-    return res
-
-
-def _plan(variables: Sequence[Any], *, kernels: Any = "gaussian", bandwidths: Any = "median",
-          method: Any = None, n_resamples: Any = None, rng: SeedLike = None,
-          batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None, alternative: Any = "greater",
-          nan_policy: Any = "raise", axis: Any = 0
-          ) -> tuple[JointProblem, Statistic, Engine, NullMethod, str]:
-    """:func:`joint_independence_test`'s keywords -> (problem, statistic, engine, method,
-    tuning)."""
-    check_alternative(alternative)
-    problem, stat = _joint_iv(variables, kernels, bandwidths, data_name, axis, nan_policy)
-    meth = _joint_method(method, n_resamples, batch, rng, n_jobs, progress)
-    return problem, stat, Exact(), meth, "pooled"
+    return _plan.run(JointProblem, joint_independence_test, variables, locals())  # type: ignore[no-any-return]

@@ -1,105 +1,26 @@
 """Kernel two-sample test (MMD) with a pluggable kernel mean estimator: the face.
 
-:func:`two_sample_test` maps its keywords to a problem (the two samples), a
-statistic (``statistic=``: the MMD with an estimator, the spectral-regularised
-MMD, the linear-time statistics), an engine (``engine=``) and a null method
-(``method=``), and runs them once (:func:`kmtests._driver.run`).
+:func:`two_sample_test` is a signature and a docstring: the plan
+(:mod:`kmtests._plan`) maps its keywords to a problem (the two samples,
+:class:`~kmtests.problems.TwoSampleProblem`), a statistic (``statistic=``: the MMD
+with an estimator, the spectral-regularised MMD, the linear-time statistics), an
+engine (``engine=``) and a null method (``method=``), and runs them once.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
-
-from . import _driver
+from . import _plan
 from ._typing import ArrayLike, SeedLike
-from ._validation import check_choice, check_positive_int
-from .engines import Engine, resolve_engine
-from .estimators import KernelMeanEstimator, resolve_estimator
-from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, method_statistic, resolve_method
-from .null.combine import MinP
-from .problems import TwoSampleProblem, two_sample_problem
-from .problems.conventions import check_alternative
-from .problems.data import restricted
+from .engines import Engine
+from .estimators import KernelMeanEstimator
+from .null import NullMethod
+from .problems import TwoSampleProblem
 from .results import TwoSampleResult
-from .statistics import Statistic, resolve_statistic, statistic_name
-from .statistics.tuning import TUNINGS
+from .statistics import Statistic
 
 __all__ = ["mmd", "two_sample_test"]
-
-#: engine names that stand for a statistic with its own null (as in 0.2)
-_LINEAR_TIME = ("block", "linear")
-
-
-def _engine_aliases(statistic: Any, engine: Any) -> tuple[Any, Any]:
-    """``engine="block" | "linear"`` names the linear-time statistic (on the streamed engine)."""
-    if isinstance(engine, str) and engine.lower() in _LINEAR_TIME:
-        name = engine.lower()
-        if statistic is not None and not (isinstance(statistic, str)
-                                          and statistic.lower() in ("unbiased", name)):
-            raise ValueError(f"engine={name!r} computes its own unbiased linear-time "
-                             f"statistic; statistic={statistic!r} needs engine='exact' or "
-                             "'streamed'.")
-        return name, "streamed"
-    return statistic, engine
-
-
-def _held_out(problem: TwoSampleProblem, split_size: Any, rng: Any
-              ) -> tuple[TwoSampleProblem, np.ndarray]:
-    """The held-out design of ``covariance="split"`` (Hagrass et al.): the problem on the
-    remaining points, and the held-out points."""
-    from ._rng import child
-    from .statistics.spectral import split_held_out
-
-    assert problem.z is not None
-    nx, ny = problem.n_x, problem.n_y
-    n_min = min(nx, ny)
-    s = (max(3, int(round(0.2 * n_min))) if split_size is None
-         else check_positive_int(split_size, "split_size"))
-    if s < 3 or n_min - s < 2:
-        raise ValueError(f"`split_size` must be at least 3 and leave 2 points in each sample; "
-                         f"got {s} with samples of {nx} and {ny}.")
-    x, y = problem.z[:nx], problem.z[nx:]
-    zx, zy, rx, ry = split_held_out(nx, ny, s, child(rng, "split"))
-    held = np.vstack([x[zx], y[zy]])
-    return problem.with_data(np.vstack([x[rx], y[ry]]), rx.size, ry.size), held
-
-
-def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
-                   statistic: Any, options: dict[str, Any], data_name: str | None,
-                   rng: Any = None, strata: Any = None, blocks: Any = None,
-                   axis: Any = 0, nan_policy: Any = "raise"
-                   ) -> tuple[TwoSampleProblem, Statistic]:
-    """Validate the data and build the statistic (nothing is computed)."""
-    kern = resolve_kernel(kernel, bandwidth)
-    est = resolve_estimator(estimator)
-    est.rule()  # raises for estimators that cannot run inside a test
-    precomputed = isinstance(kern, Precomputed)
-    if isinstance(statistic, Statistic):
-        name = None
-    else:
-        name = statistic_name(statistic, "two_sample", est, options)
-    covariance = options.get("covariance")
-    if covariance is not None:
-        covariance = check_choice(covariance, "covariance", ("pooled", "split"))
-    problem = restricted(two_sample_problem(x, y, precomputed=precomputed,
-                                            data_name=data_name, axis=axis,
-                                            nan_policy=nan_policy), strata, blocks)
-    opts = {**options, "combination": MinP()}  # a lambda grid: min-p with exact level
-    if name == "regularized" and not precomputed:
-        kern_fit_on = problem.z
-        if covariance == "split":
-            problem, held = _held_out(problem, options.get("split_size"), rng)
-            opts["held_out"] = held
-            assert problem.z is not None
-            kern_fit_on = np.vstack([problem.z, held])
-        assert kern_fit_on is not None
-        kern = kern.fitted_to(kern_fit_on, name="the pooled sample")
-    return problem, resolve_statistic(statistic if name is None else name, "two_sample",
-                                      kernels={"kernel": kern}, estimator=est, options=opts)
-
 
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
         estimator: str | KernelMeanEstimator = "kme",
@@ -124,13 +45,7 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    if statistic is not None and not (isinstance(statistic, str)
-                                      and statistic.lower() in ("unbiased", "biased")):
-        check_choice(statistic, "statistic", ("biased", "unbiased"))
-    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, {}, None,
-                                   axis=axis, nan_policy=nan_policy)
-    return _driver.value(problem, stat, tuning_)
+    return _plan.value(TwoSampleProblem, mmd, (x, y), locals(), names=("unbiased", "biased"))
 
 
 def two_sample_test(
@@ -427,40 +342,4 @@ def two_sample_test(
     >>> print(res.notes[0])
     nan_policy='omit': 1 of the 50 observations of x had a missing value and were left out (row 3)
     """
-    res = _driver.run(*_plan(
-        x, y, kernel=kernel, bandwidth=bandwidth, estimator=estimator, statistic=statistic,
-        method=method, tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch,
-        n_jobs=n_jobs, progress=progress, data_name=data_name, filter=filter, lam=lam,
-        covariance=covariance, split_size=split_size, engine=engine, n_features=n_features,
-        block_size=block_size, strata=strata, blocks=blocks, alternative=alternative,
-        nan_policy=nan_policy, axis=axis, n_locations=n_locations))
-    assert isinstance(res, TwoSampleResult)
-    return res
-
-
-def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median",
-          estimator: Any = "kme", statistic: Any = None, method: Any = None,
-          tuning: Any = "permutation", n_resamples: Any = None, rng: SeedLike = None,
-          batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None, filter: Any = None, lam: Any = None,
-          covariance: Any = None, split_size: Any = None, engine: Any = None,
-          n_features: Any = None, block_size: Any = None, strata: Any = None,
-          blocks: Any = None, alternative: Any = "greater", nan_policy: Any = "raise",
-          axis: Any = 0, n_locations: Any = None
-          ) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
-    """:func:`two_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
-    check_alternative(alternative)
-    tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    statistic, engine = _engine_aliases(statistic, engine)
-    if statistic is None:  # the method's own statistic (the gamma: MMD^2_b), if it has one
-        statistic = method_statistic(method, "two_sample")
-    options = {"filter": filter, "lam": lam, "covariance": covariance,
-               "split_size": split_size, "block_size": block_size, "n_locations": n_locations}
-    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, options,
-                                   data_name, rng, strata, blocks, axis, nan_policy)
-    problem, method_rng = _driver.held_out_training(problem, stat, method, rng)
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=method_rng,
-                          n_jobs=n_jobs, progress=progress, default=stat.default_method)
-    eng = resolve_engine(stat.default_engine if engine is None else engine,
-                         {"n_features": n_features}, scheme="split", extra=_LINEAR_TIME)
-    return problem, stat, eng, meth, tuning_
+    return _plan.run(TwoSampleProblem, two_sample_test, (x, y), locals())  # type: ignore[no-any-return]

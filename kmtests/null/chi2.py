@@ -85,6 +85,7 @@ class WeightedChiSquare(ResamplingMethod):
     """
 
     name: ClassVar[str] = "chi2"
+    draws: ClassVar[str] = "law"
     needs: ClassVar[str] = "kernel_form"
     own_statistic: ClassVar[Mapping[str, str]] = {"independence": "biased"}
 

@@ -254,6 +254,7 @@ class GammaMethod(NullMethod):
     moments: str = "permutation"
 
     name: ClassVar[str] = "gamma"
+    approximates: ClassVar[str] = "MMD^2_b and HSIC_b"
     needs: ClassVar[str] = "kernel_form"
     own_statistic: ClassVar[Mapping[str, str]] = {
         "two_sample": "biased", "independence": "biased", "k_sample": "biased"}

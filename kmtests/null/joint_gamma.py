@@ -100,6 +100,7 @@ class JointGammaMethod(NullMethod):
     """
 
     name: ClassVar[str] = "gamma"
+    approximates: ClassVar[str] = "dHSIC"
     needs: ClassVar[str] = "joint_grams"
 
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:

@@ -129,6 +129,7 @@ class WildBootstrap(ResamplingMethod):
     length: float = 20.0
 
     name: ClassVar[str] = "wild"
+    draws: ClassVar[str] = "multipliers"
     needs: ClassVar[str] = "kernel_form"
 
     def __post_init__(self) -> None:

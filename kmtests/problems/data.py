@@ -17,11 +17,12 @@ and paired pandas variables are paired by their index labels (``y`` is put in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .._validation import as_sample, check_same_dim
+from ._base import Problem, u_form_for_uniform_weights
 from .conventions import prepare_data
 from .schemes import Blocks, KWay, Pairing, Scheme, Split, Within
 
@@ -94,7 +95,7 @@ def align_index(x: Any, y: Any, names: tuple[str, str] = ("x", "y")) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class TwoSampleProblem:
+class TwoSampleProblem(Problem):
     """Two samples: the pooled data ``z`` (x first) or the pooled Gram matrix ``K``.
 
     Attributes
@@ -117,6 +118,19 @@ class TwoSampleProblem:
     notes: tuple[str, ...] = ()
     kind: ClassVar[str] = "two_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "TwoSampleProblem":
+        from ..kernels import Precomputed
+
+        return two_sample_problem(*data, precomputed=isinstance(kernels["kernel"], Precomputed),
+                                  data_name=data_name, axis=axis, nan_policy=nan_policy)
+
+    default_statistic = classmethod(lambda cls, est: u_form_for_uniform_weights(est))
+
+    def restricted(self, strata: Any = None, blocks: Any = None) -> "TwoSampleProblem":
+        return restricted(self, strata, blocks)
 
     @property
     def n(self) -> int:
@@ -170,7 +184,7 @@ class Variable:
 
 
 @dataclass(frozen=True, eq=False)
-class IndependenceProblem:
+class IndependenceProblem(Problem):
     """Two paired variables (rows of `x` paired with rows of `y`)."""
 
     x: Variable
@@ -178,6 +192,21 @@ class IndependenceProblem:
     data_name: str = "x and y"
     kind: ClassVar[str] = "independence"
     roles: ClassVar[tuple[str, ...]] = ("x", "y")
+    engine_scheme: ClassVar[str] = "pairing"
+    kernel_keywords: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "x": ("kernel_x", "bandwidth_x"), "y": ("kernel_y", "bandwidth_y")}
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "IndependenceProblem":
+        from ..kernels import Precomputed
+
+        return independence_problem(*data, precomputed_x=isinstance(kernels["x"], Precomputed),
+                                    precomputed_y=isinstance(kernels["y"], Precomputed),
+                                    data_name=data_name, axis=axis, nan_policy=nan_policy)
+
+    def restricted(self, strata: Any = None, blocks: Any = None) -> "IndependenceProblem":
+        return restricted(self, strata, blocks)
     _scheme: Scheme | None = field(default=None, repr=False)
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
@@ -283,7 +312,7 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
 
 
 @dataclass(frozen=True, eq=False)
-class KSampleProblem:
+class KSampleProblem(Problem):
     """``k`` samples pooled (the first sample's rows first), arranged by
     :class:`~kmtests.problems.schemes.KWay`."""
 
@@ -295,6 +324,18 @@ class KSampleProblem:
     kind: ClassVar[str] = "k_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
     precomputed: ClassVar[bool] = False
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "KSampleProblem":
+        from ..kernels import Precomputed
+
+        if isinstance(kernels["kernel"], Precomputed):
+            raise ValueError("k_sample_test computes the kernel from the samples; a "
+                             "precomputed Gram matrix is not supported (use the data).")
+        return k_sample_problem(data, data_name=data_name, axis=axis, nan_policy=nan_policy)
+
+    default_statistic = classmethod(lambda cls, est: u_form_for_uniform_weights(est))
 
     @property
     def n(self) -> int:

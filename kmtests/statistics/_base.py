@@ -28,10 +28,10 @@ from typing import Any, Callable, ClassVar, Mapping
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
-from ..estimators import KME, KernelMeanEstimator
+from ..estimators import KernelMeanEstimator
 from ..estimators._rules import Rule
 
-__all__ = ["FormInfo", "KernelForm", "Prepared", "Statistic", "require_equal_sizes"]
+__all__ = ["FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic", "require_equal_sizes"]
 
 
 def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> None:
@@ -135,8 +135,22 @@ class Prepared:
         return max(1, len(self.columns))
 
 
+#: the statistics by registered name (``statistic=`` of the tests): each name stands for
+#: one class per problem it serves (``"unbiased"``: the MMD of two samples, HSIC of two
+#: variables, the k-sample MMD). A class registers itself by its ``registered_as``.
+STATISTICS: dict[str, tuple[type["Statistic"], ...]] = {}
+
+
 class Statistic(abc.ABC):
     """Base class of the statistics (see the module docs)."""
+
+    #: the names it is registered under in :data:`STATISTICS` (none: not by name)
+    registered_as: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__.get("registered_as", ()):
+            STATISTICS[name] = STATISTICS.get(name, ()) + (cls,)
 
     #: the registry name
     name: ClassVar[str] = "statistic"
@@ -148,10 +162,65 @@ class Statistic(abc.ABC):
     default_engine: ClassVar[str] = "exact"
     #: the problem it applies to ("two_sample", "independence")
     problem_kind: ClassVar[str] = "two_sample"
+    #: the problems whose data it takes (:data:`kmtests.statistics.STATISTICS` serves a
+    #: registered name to a problem through them); default: ``(problem_kind,)``
+    problems: ClassVar[tuple[str, ...]] = ()
+    #: it weights its kernel means with the test's estimator (``estimator=``); a
+    #: statistic that does not refuses any estimator but the KME, saying why
+    uses_estimator: ClassVar[bool] = False
+    #: why an estimator other than the KME does not apply (``{name}``: the statistic's
+    #: registered name, ``{est}``: the estimator's)
+    estimator_refusal: ClassVar[str] = (
+        "statistic={name!r} compares plain kernel means; estimator={est!r} does not apply "
+        "(use estimator='kme').")
 
-    estimator: KernelMeanEstimator = KME()
+    #: it takes the test's ``n_jobs`` for linear algebra of its own (``self.n_jobs``)
+    uses_threads: ClassVar[bool] = False
+
+    #: the kernel mean estimator it uses (set by every statistic: there is no default)
+    estimator: KernelMeanEstimator
     #: a U-statistic (it can be negative; the report says why)
     unbiased: bool = False
+
+    # -- the registry's side ---------------------------------------------------------------------
+    @classmethod
+    def serves(cls) -> tuple[str, ...]:
+        """The problem kinds it serves."""
+        return cls.problems or (cls.problem_kind,)
+
+    @classmethod
+    def keywords(cls, name: str) -> tuple[str, ...]:
+        """The face keywords that configure it under the registered `name` (beyond its
+        kernels and the estimator): a keyword given to another statistic is refused."""
+        return cls.options
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> "Statistic":
+        """The statistic registered as `name`, from the test's kernels (by role), its
+        estimator (already checked: the KME unless :attr:`uses_estimator`) and the
+        keywords that configure it (None: not given)."""
+        raise NotImplementedError(f"{cls.__name__} is not built from keywords")
+
+    @classmethod
+    def design(cls, name: str, problem: Any, kernels: dict[str, Any],
+               options: dict[str, Any], rng: Any) -> tuple[Any, dict[str, Any]]:
+        """The data design it needs before it is built (points held out, kernels fitted):
+        the problem and the kernels, by default unchanged. `options` may be completed."""
+        return problem, kernels
+
+    def draws(self, engine: Any) -> bool:
+        """Whether it draws random numbers of its own on `engine` (a split, features)."""
+        return False
+
+    def holds_out(self) -> bool:
+        """Whether it learns on training points held out of the problem (see
+        :meth:`hold_out`)."""
+        return False
+
+    def hold_out(self, problem: Any, rng: Any) -> Any:  # pragma: no cover - holds_out()
+        """The problem on the test points; the training points stay with the statistic."""
+        return problem
 
     @abc.abstractmethod
     def label(self) -> str:

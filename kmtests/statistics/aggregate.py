@@ -21,7 +21,7 @@ import numpy as np
 from ..engines import Engine, Requirements, Values
 from ._base import Prepared, Statistic
 
-__all__ = ["Aggregate", "members_varying"]
+__all__ = ["over_grid", "Aggregate", "members_varying"]
 
 
 def members_varying(attrs: list[dict[str, Any]]) -> list[str]:
@@ -42,6 +42,15 @@ def members_varying(attrs: list[dict[str, Any]]) -> list[str]:
             out.append(f"{k} " + ", ".join(dict.fromkeys("-" if v is None else str(v)
                                                            for v in vals)))
     return out
+
+
+def over_grid(statistic: Statistic, combination: Any) -> Statistic:
+    """A regularised statistic over its lambdas: itself for one lambda, else its columns
+    combined (the adaptive test: min-p with exact level, ``combination``)."""
+    grid = getattr(statistic, "lams")
+    if grid is not None and grid.size == 1:
+        return statistic
+    return Aggregate([statistic], combination)
 
 
 class Aggregate(Statistic):

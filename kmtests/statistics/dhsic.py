@@ -46,11 +46,12 @@ re-centre each resampled Gram matrix (its grand mean and row means change).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
+from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel, Precomputed
 from ._base import Prepared, Statistic
 from .mmd import describe_kernel
@@ -234,10 +235,17 @@ class DHSIC(Statistic):
     """
 
     name: ClassVar[str] = "dhsic"
+    registered_as: ClassVar[tuple[str, ...]] = ("dhsic",)
     problem_kind: ClassVar[str] = "joint"
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(tuple(kernels.values()))
 
     def __init__(self, kernels: Sequence[Kernel]) -> None:
         self.kernels = tuple(kernels)
+        self.estimator = KME()
         if len(self.kernels) < 2:
             raise ValueError(f"dHSIC needs a kernel for each of at least 2 variables; got "
                              f"{len(self.kernels)}.")

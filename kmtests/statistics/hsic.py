@@ -9,7 +9,7 @@ that the members of an aggregated test all permute the same one).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -42,7 +42,14 @@ class KernelHSIC(Statistic):
     """
 
     name: ClassVar[str] = "hsic"
+    registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "independence"
+    uses_estimator: ClassVar[bool] = True
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["x"], kernels["y"], estimator, name == "unbiased")
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel,
                  estimator: KernelMeanEstimator = KME(), unbiased: bool = False,

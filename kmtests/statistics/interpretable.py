@@ -16,13 +16,13 @@ time, liberal at moderate sizes: see :doc:`/user_guide/where`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Uniform
 from ..kernels import Gaussian, Kernel
 from ._base import Prepared, Statistic, require_equal_sizes
@@ -63,7 +63,13 @@ class LearnedFeatures(Statistic):
 
     options: ClassVar[tuple[str, ...]] = ("n_locations", "split_size")
     default_method: ClassVar[str] = "permutation"
+    estimator_refusal: ClassVar[str] = (
+        "statistic={name!r} learns its features on a training split and compares plain means "
+        "of them; estimator={est!r} does not apply (use estimator='kme').")
     kind: str = "me"
+
+    def holds_out(self) -> bool:
+        return True
 
     def __init__(self, n_locations: int | None = None, split_size: int | None = None) -> None:
         from .._validation import check_positive_int
@@ -179,6 +185,13 @@ class MESCF(LearnedFeatures):
     """
 
     problem_kind: ClassVar[str] = "two_sample"
+    registered_as: ClassVar[tuple[str, ...]] = ("me", "scf")
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["kernel"], name, options.get("n_locations"),
+                   options.get("split_size"))
 
     def __init__(self, kernel: Kernel, kind: str = "me", n_locations: int | None = None,
                  split_size: int | None = None) -> None:
@@ -263,8 +276,15 @@ class NFSIC(LearnedFeatures):
     """
 
     problem_kind: ClassVar[str] = "independence"
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["x"], kernels["y"], options.get("n_locations"),
+                   options.get("split_size"))
     kind = "fsic"
     name: ClassVar[str] = "fsic"
+    registered_as: ClassVar[tuple[str, ...]] = ("fsic",)
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, n_locations: int | None = None,
                  split_size: int | None = None) -> None:

@@ -37,14 +37,14 @@ test: the statistic of an arrangement ``p`` is
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Sequence, cast
+from typing import Any, ClassVar, Mapping, Sequence, cast
 
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
 from ..engines._loop import map_items
 from ..engines.hsic import PairedGrams, pair_sums
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..estimators.conditional import (ConditionalMeanEmbedding, FittedRegression, RidgeResidual,
                                       ridge_residual, z_spectrum)
 from ..estimators.filters import filter_function
@@ -135,9 +135,40 @@ class KCI(Statistic):
     """
 
     name: ClassVar[str] = "kci"
-    options: ClassVar[tuple[str, ...]] = ()
+    registered_as: ClassVar[tuple[str, ...]] = ("kci", "split")
+    options: ClassVar[tuple[str, ...]] = ("filter", "lam", "criterion", "bandwidth_z", "augment",
+                                          "cache", "split_size")
     default_method: ClassVar[str] = "gamma"
     problem_kind: ClassVar[str] = "conditional"
+    uses_threads: ClassVar[bool] = True
+    estimator_refusal: ClassVar[str] = (
+        "the conditional test regresses the kernel features on z (the regression is its "
+        "estimator: `filter`, `lam`, `criterion`); estimator={est!r} does not apply.")
+
+    @classmethod
+    def keywords(cls, name: str) -> tuple[str, ...]:
+        return cls.options if name == "split" else cls.options[:-1]
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        reg = ConditionalMeanEmbedding(
+            filter=options.get("filter") or "tikhonov",
+            lam="auto" if options.get("lam") is None else options["lam"],
+            criterion=options.get("criterion") or "gcv")
+        fraction = options.get("split_size")
+        if name == "split" and fraction is None:
+            fraction = 0.5
+        bandwidth_z = options.get("bandwidth_z")
+        return cls(kernels["x"], kernels["y"], kernels["z"],
+                   bandwidth_z="auto" if bandwidth_z is None else bandwidth_z, regression=reg,
+                   augment=True if options.get("augment") is None else options["augment"],
+                   split=fraction if name == "split" else None,
+                   cache=True if options.get("cache") is None else options["cache"])
+
+    def draws(self, engine: Any) -> bool:
+        """The split of SplitKCI and the features of the low-rank engines are drawn."""
+        return self.split is not None or engine.name in ("rff", "nystrom")
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, kernel_z: Kernel,
                  bandwidth_z: Any = "auto",

@@ -33,7 +33,7 @@ arrangement by arrangement on the in-memory Gram matrix (the pairwise
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -73,7 +73,14 @@ class KSampleMMD(Statistic):
     """
 
     name: ClassVar[str] = "k_sample"
+    registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "k_sample"
+    uses_estimator: ClassVar[bool] = True
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["kernel"], estimator, name == "unbiased")
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:

@@ -43,12 +43,12 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Uniform
 from ..kernels import Kernel
 from ._base import Prepared, Statistic, require_equal_sizes
@@ -181,9 +181,24 @@ class LinearTimeMMD(Statistic):
     """
 
     options: ClassVar[tuple[str, ...]] = ("block_size",)
+    registered_as: ClassVar[tuple[str, ...]] = ("block", "linear")
     default_method: ClassVar[str] = "normal"
     default_engine: ClassVar[str] = "streamed"
     problem_kind: ClassVar[str] = "two_sample"
+    estimator_refusal: ClassVar[str] = (
+        "engine={name!r} runs the KME statistic only (estimator='kme'); for estimator {est!r} "
+        "use engine='exact' or 'streamed'.")
+    #: the engine names that stand for it (``engine="block"``: the B-test, as in 0.2)
+    engine_aliases: ClassVar[tuple[str, ...]] = ("block", "linear")
+
+    @classmethod
+    def keywords(cls, name: str) -> tuple[str, ...]:
+        return cls.options if name == "block" else ()
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["kernel"], name, options.get("block_size"))
 
     def __init__(self, kernel: Kernel, kind: str = "block", block_size: int | None = None
                  ) -> None:

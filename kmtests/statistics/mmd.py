@@ -8,7 +8,7 @@ on any engine that holds the pooled Gram matrix or its block sums
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -82,7 +82,14 @@ class KernelMMD(Statistic):
     """
 
     name: ClassVar[str] = "mmd"
+    registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "two_sample"
+    uses_estimator: ClassVar[bool] = True
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["kernel"], estimator, name == "unbiased")
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:

@@ -17,15 +17,16 @@ parallel numba loop.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
 from ..engines.hsic import PairedGrams, pair_sums
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
+from .aggregate import over_grid
 from .mmd import describe_kernel
 from .spectral import FILTERS, _positive_spectrum, filter_function, lambda_grid, lambda_values
 
@@ -95,8 +96,20 @@ class NOCCO(Statistic):
     """
 
     name: ClassVar[str] = "regularized"
+    registered_as: ClassVar[tuple[str, ...]] = ("regularized",)
     options: ClassVar[tuple[str, ...]] = ("filter", "lam")
     problem_kind: ClassVar[str] = "independence"
+    estimator_refusal: ClassVar[str] = (
+        "statistic='regularized' regularises the covariance operator of the empirical kernel "
+        "mean; use estimator='kme' (the regularisation is the filter and lam), or another "
+        "statistic with {est!r}.")
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        lam = "auto" if options.get("lam") is None else options["lam"]
+        return over_grid(cls(kernels["x"], kernels["y"], options.get("filter") or "tikhonov",
+                             lam), options["combination"])
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, filter: str = "tikhonov",
                  lams: Any = "auto", orientation: bool | None = None) -> None:

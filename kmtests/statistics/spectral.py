@@ -39,17 +39,18 @@ then follow as in :mod:`kmtests.engines.mmd` (centred block sums ``s``, ``t``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
 from .._gram import CentredGram, centred_spectrum
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import _CHUNK, PooledGram, _membership_into, within_sums
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..estimators.filters import FILTERS, filter_function
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
+from .aggregate import over_grid
 from .mmd import describe_kernel
 
 __all__ = ["FILTERS", "SpectralGram", "SpectralMMD", "filter_function", "held_out_spectral",
@@ -217,6 +218,25 @@ def split_held_out(n_x: int, n_y: int, s: int, gen: np.random.Generator
     return hx[coin], hy[~coin], rest_x, rest_y
 
 
+def _held_out(problem: Any, split_size: Any, rng: Any) -> tuple[Any, np.ndarray]:
+    """The held-out design of ``covariance="split"`` (Hagrass et al.): the problem on the
+    remaining points, and the held-out points."""
+    from .._rng import child
+    from .._validation import check_positive_int
+
+    nx, ny = problem.n_x, problem.n_y
+    n_min = min(nx, ny)
+    s = (max(3, int(round(0.2 * n_min))) if split_size is None
+         else check_positive_int(split_size, "split_size"))
+    if s < 3 or n_min - s < 2:
+        raise ValueError(f"`split_size` must be at least 3 and leave 2 points in each sample; "
+                         f"got {s} with samples of {nx} and {ny}.")
+    x, y = problem.z[:nx], problem.z[nx:]
+    zx, zy, rx, ry = split_held_out(nx, ny, s, child(rng, "split"))
+    held = np.vstack([x[zx], y[zy]])
+    return problem.with_data(np.vstack([x[rx], y[ry]]), rx.size, ry.size), held
+
+
 class SpectralMMD(Statistic):
     """The spectral-regularised MMD (Hagrass et al., 2024) in U-form, over a lambda grid.
 
@@ -236,7 +256,40 @@ class SpectralMMD(Statistic):
 
     name: ClassVar[str] = "regularized"
     options: ClassVar[tuple[str, ...]] = ("filter", "lam", "covariance", "split_size")
+    registered_as: ClassVar[tuple[str, ...]] = ("regularized",)
     problem_kind: ClassVar[str] = "two_sample"
+    estimator_refusal: ClassVar[str] = (
+        "statistic='regularized' regularises the covariance operator of the empirical kernel "
+        "mean; use estimator='kme' (the regularisation is the filter and lam), or another "
+        "statistic with {est!r}.")
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        lam = "auto" if options.get("lam") is None else options["lam"]
+        stat = cls(kernels["kernel"], options.get("filter") or "tikhonov", lam,
+                   options.get("held_out"))
+        return over_grid(stat, options["combination"])
+
+    @classmethod
+    def design(cls, name: str, problem: Any, kernels: dict[str, Any],
+               options: dict[str, Any], rng: Any) -> tuple[Any, dict[str, Any]]:
+        """The kernel fitted to the pooled sample (and the held-out points of
+        ``covariance="split"``, drawn from the child ``"split"`` of `rng`)."""
+        from .._validation import check_choice
+
+        covariance = options.get("covariance")
+        if covariance is not None:
+            covariance = check_choice(covariance, "covariance", ("pooled", "split"))
+        if problem.precomputed:
+            return problem, kernels
+        fit_on = problem.z
+        if covariance == "split":
+            problem, held = _held_out(problem, options.get("split_size"), rng)
+            options["held_out"] = held
+            fit_on = np.vstack([problem.z, held])
+        return problem, {**kernels, "kernel": kernels["kernel"].fitted_to(
+            fit_on, name="the pooled sample")}
 
     def __init__(self, kernel: Kernel, filter: str = "tikhonov", lams: Any = "auto",
                  held_out: np.ndarray | None = None) -> None:
