@@ -48,11 +48,17 @@ def _resolve(problem: Any, statistic: Statistic, engine: Any, method: NullMethod
     if method is not None:
         method.check(statistic, problem, engine)
     batch = (getattr(method, "batch", None)
-             or engine.batch(problem.scheme.kind, problem.n, _n_resamples(method)) or 1)
+             or engine.batch(_scheme_kind(problem), problem.n, _n_resamples(method)) or 1)
     need, what, advice = statistic.memory(problem, engine, tuning, batch)
     need += _method_memory(method, problem.n, batch)
     check_memory(need, what, advice)
     return engine
+
+
+def _scheme_kind(problem: Any) -> str:
+    """The kind of the problem's arrangements ("none" for a problem without any)."""
+    scheme = getattr(problem, "scheme", None)
+    return "none" if scheme is None else str(scheme.kind)
 
 
 def _n_resamples(method: NullMethod | None) -> int:
@@ -98,7 +104,11 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     """Run a test (see the module docs)."""
     engine = _resolve(problem, statistic, engine, method, tuning)
     n_jobs = method.threads
-    prepared = statistic.prepare(problem, engine, tuning, method.source_of_randomness)
+    rng = method.source_of_randomness
+    prepared = statistic.prepare(problem, engine, tuning, rng)
+    if prepared.on_sample is None and hasattr(problem, "with_sample"):
+        prepared.on_sample = lambda data, jobs: statistic.prepare(
+            problem.with_sample(data), engine, tuning, rng).observed(jobs)[0]
     t0 = time.perf_counter()
     observed, obs_params = prepared.observed(n_jobs)
     seconds = time.perf_counter() - t0
@@ -106,7 +116,7 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     if prepared.combination is None:
         check_finite_statistic(float(stat[0]), None, prepared.what)
     ctx = RunContext(n_jobs=n_jobs, seconds_per_arrangement=seconds,
-                     batch=engine.batch(problem.scheme.kind, problem.n, _n_resamples(method)))
+                     batch=engine.batch(_scheme_kind(problem), problem.n, _n_resamples(method)))
     out = method.run(prepared, problem, observed, ctx)
     return _result(problem, statistic, engine, method, prepared, float(stat[0]), obs_params,
                    out)
@@ -139,7 +149,7 @@ def run_each(problem: Any, statistics: list[Statistic], engine: Any, method: Nul
     observed, _ = prepared.observed(n_jobs)
     seconds = time.perf_counter() - t0
     ctx = RunContext(n_jobs=n_jobs, seconds_per_arrangement=seconds,
-                     batch=engine.batch(problem.scheme.kind, problem.n, _n_resamples(method)))
+                     batch=engine.batch(_scheme_kind(problem), problem.n, _n_resamples(method)))
     out = method.run(prepared, problem, observed, ctx)
     assert out.members is not None
     results = []
@@ -162,7 +172,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
     notes = (list(getattr(problem, "notes", ()))  # what the input conventions did
              + engine.notes(statistic.label(), problem.n, method.name == "permutation")
              + list(prepared.notes))
-    restricted = getattr(problem.scheme, "restriction", None) is not None
+    restricted = getattr(getattr(problem, "scheme", None), "restriction", None) is not None
     if statistic.unbiased and prepared.combination is None and t_obs < 0 and not restricted:
         # (with strata or blocks the statistic's null mean need not be zero: paired
         # observations enter its cross terms)

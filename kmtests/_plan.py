@@ -158,7 +158,8 @@ def build(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, Any],
 
         stat.n_jobs = check_n_jobs(kw.get("n_jobs"))  # type: ignore[attr-defined]
     default = stat.default_method
-    if not problem.scheme.full and "values" in stat.offers(eng):
+    scheme = getattr(problem, "scheme", None)
+    if scheme is not None and not scheme.full and "values" in stat.offers(eng):
         default = "permutation"  # restricted arrangements are drawn by permutations
     found = method_class(method, kind, default)
     takes_rng = found is not None and "rng" in found[0].test_options

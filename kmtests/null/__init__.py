@@ -27,7 +27,9 @@ The tests take ``method="permutation"``, ``"gamma"``, ``"normal"``,
   null of the V-statistics HSIC_b and KCI from the eigenvalues of the product of
   their Gram matrices (:mod:`kmtests.null.chi2`; approximate);
 * :class:`AsymptoticChiSquare` (``"asymptotic"``) — the chi-square null of the
-  interpretable tests with learned features (ME, SCF, NFSIC; approximate).
+  interpretable tests with learned features (ME, SCF, NFSIC; approximate);
+* :class:`MonteCarloMethod` (``"monte_carlo"``) — the statistic of fresh samples drawn
+  from the model of a one-sample problem (exact level; :mod:`kmtests.null.monte_carlo`).
 
 The result of a test keeps the method object (``res.method``), and the
 method decides how the result describes its p-value: the method line, the
@@ -63,13 +65,14 @@ from .chi2 import AsymptoticChiSquare as AsymptoticChiSquare
 from .chi2 import WeightedChiSquare as WeightedChiSquare
 from .gamma import GammaMethod as GammaMethod
 from .joint_gamma import JointGammaMethod as JointGammaMethod
+from .monte_carlo import MonteCarloMethod as MonteCarloMethod
 from .normal import NormalMethod as NormalMethod
 from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
 from .permutation import PermutationMethod as PermutationMethod
 from .wild import WildBootstrap as WildBootstrap
 
 __all__ = ["AsymptoticChiSquare", "BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
-           "METHODS", "VARIANTS", "NormalMethod", "method_class", "NullMethod", "PermutationMethod", "WeightedChiSquare",
+           "METHODS", "MonteCarloMethod", "VARIANTS", "NormalMethod", "method_class", "NullMethod", "PermutationMethod", "WeightedChiSquare",
            "WildBootstrap", "check_n_jobs", "method_statistic", "resolve_method"]
 
 #: the null methods by name
@@ -77,7 +80,8 @@ METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma
                                         "normal": NormalMethod, "wild": WildBootstrap,
                                         "chi2": WeightedChiSquare,
                                         "asymptotic": AsymptoticChiSquare,
-                                        "bootstrap": BootstrapMethod}
+                                        "bootstrap": BootstrapMethod,
+                                        "monte_carlo": MonteCarloMethod}
 
 
 #: a method name that configures another method for a problem, by (problem kind, name):

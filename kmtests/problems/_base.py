@@ -78,7 +78,17 @@ class Problem:
         draw the scheme's arrangements; the approximations of the unrestricted null
         (moments, multipliers) do not apply to them.
         """
-        if not self.scheme.full and method.draws != "arrangements":  # type: ignore[attr-defined]
+        scheme = getattr(self, "scheme", None)
+        if method.draws == "samples" and getattr(self, "sampler", None) is None:
+            return (f"method={method.name!r} draws fresh samples from the model of a "
+                    f"one-sample problem; the {self.kind} problem has no model to draw from.")
+        if scheme is None:
+            if method.draws == "arrangements":
+                return (f"method={method.name!r} rearranges the data, and no rearrangement "
+                        f"keeps the null of the {self.kind} problem: use "
+                        "method='monte_carlo' (fresh samples from the model).")
+            return None
+        if not scheme.full and method.draws != "arrangements":
             return (f"method={method.name!r} approximates the null of unrestricted "
                     "arrangements; `strata` and `blocks` restrict the permutations: use "
                     "method='permutation'.")

@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["IndependenceResult", "KernelTestResult", "TwoSampleResult"]
 
 
+#: the result class of each problem kind, for a single statistic and for an aggregate
+#: (filled by the classes' ``result_of``)
+RESULTS: dict[tuple[str, bool], type["KernelTestResult"]] = {}
+
+
 @dataclass(frozen=True, repr=False, eq=False)
 class KernelTestResult:
     """Common base of :class:`TwoSampleResult` and :class:`IndependenceResult`.
@@ -169,6 +174,15 @@ class KernelTestResult:
     #: the kind of test; the title adds the statistic's `family`
     test_name: ClassVar[str] = "Kernel test"
     alternative_text: ClassVar[str] = ""
+    #: the problem kind (and whether aggregated) whose result it is: a class that sets it
+    #: registers itself in :data:`RESULTS` (a new problem's result class needs no edit
+    #: elsewhere); none: the generic result of any problem
+    result_of: ClassVar[tuple[str, bool] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "result_of" in cls.__dict__ and cls.result_of is not None:
+            RESULTS[cls.result_of] = cls
 
     @property
     def title(self) -> str:
@@ -794,6 +808,8 @@ def _jsonable(v: Any, where: str = "", bad: dict[str, str] | None = None) -> Any
 class TwoSampleResult(KernelTestResult):
     """Result of :func:`kmtests.two_sample_test` (attributes as in the base class)."""
 
+    result_of: ClassVar[tuple[str, bool] | None] = ("two_sample", False)
+
     test_name: ClassVar[str] = "Kernel two-sample test"
     alternative_text: ClassVar[str] = "the two samples come from different distributions"
 
@@ -886,6 +902,8 @@ class TwoSampleResult(KernelTestResult):
 @dataclass(frozen=True, repr=False, eq=False)
 class IndependenceResult(KernelTestResult):
     """Result of :func:`kmtests.independence_test` (attributes as in the base class)."""
+
+    result_of: ClassVar[tuple[str, bool] | None] = ("independence", False)
 
     test_name: ClassVar[str] = "Kernel independence test"
     alternative_text: ClassVar[str] = "x and y are dependent"

@@ -176,6 +176,7 @@ class AggregatedTwoSampleResult(_AggregatedReport, TwoSampleResult):
     """Result of :func:`aggregated_two_sample_test` (the members in ``members``)."""
 
     test_name: ClassVar[str] = "Kernel two-sample test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("two_sample", True)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -183,3 +184,4 @@ class AggregatedIndependenceResult(_AggregatedReport, IndependenceResult):
     """Result of :func:`aggregated_independence_test` (the members in ``members``)."""
 
     test_name: ClassVar[str] = "Kernel independence test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("independence", True)

@@ -26,6 +26,7 @@ class KSampleResult(KernelTestResult):
                                                                 compare=False)
 
     test_name: ClassVar[str] = "Kernel k-sample test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("k_sample", False)
     alternative_text: ClassVar[str] = ("at least two of the samples come from different "
                                        "distributions")
 

@@ -128,6 +128,10 @@ class Prepared:
     #: the witness function the result offers (:mod:`kmtests.statistics.witness`), or
     #: why there is none (a sentence)
     witness: Any = "this statistic has no witness function in kmtests"
+    #: ``on_sample(data, n_jobs) -> Values``: the statistic of another sample of the
+    #: problem's data (fresh draws from its model: the Monte Carlo null); the driver
+    #: gives every statistic one (the statistic prepared again on the new data)
+    on_sample: Callable[[Any, int | None], Values] | None = None
 
     @property
     def width(self) -> int:

@@ -281,6 +281,10 @@ class SpectralMMD(Statistic):
         covariance = options.get("covariance")
         if covariance is not None:
             covariance = check_choice(covariance, "covariance", ("pooled", "split"))
+        if options.get("split_size") is not None and covariance != "split":
+            raise ValueError("`split_size` configures covariance='split' (the held-out "
+                             "points); with the pooled covariance operator it would be "
+                             "ignored.")
         if problem.precomputed:
             return problem, kernels
         fit_on = problem.z
