@@ -71,7 +71,7 @@ TWO_SAMPLE_TESTS: dict[str, dict[str, Any]] = {
                       "covariance": "split"},
     "MMDAgg": {"aggregated": True},
     "MMDAgg bw x lam": {"aggregated": True, "estimators": (), "filters": ("showalter",)},
-    "MMD-FUSE": {"aggregated": True, "method": "fuse"},
+    "MMD-FUSE": {"aggregated": True, "combination": "fuse"},
 }
 
 INDEPENDENCE_TESTS: dict[str, dict[str, Any]] = {
@@ -80,7 +80,7 @@ INDEPENDENCE_TESTS: dict[str, dict[str, Any]] = {
     "NOCCO 1e-3": {"statistic": "regularized", "lam": 1e-3},
     "NOCCO auto": {"statistic": "regularized", "lam": "auto"},
     "HSICAgg": {"aggregated": True},
-    "HSIC-FUSE": {"aggregated": True, "method": "fuse"},
+    "HSIC-FUSE": {"aggregated": True, "combination": "fuse"},
 }
 
 

@@ -26,13 +26,14 @@ from .engines import resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Kernel, resolve_kernel
 from .null import NullMethod, resolve_method
-from .null.combine import Fuse, MinP
+from .null.combine import Fuse, MinP, fuse_statistic, member_rejections, minp_combination
 from .problems.conventions import check_alternative
 from .statistics import NOCCO, Aggregate, KernelHSIC, KernelMMD, SpectralMMD, Statistic
-from .statistics.spectral import FILTERS
+from .statistics.spectral import FILTERS, lambda_grid
 from .statistics.tuning import TUNINGS
 
-__all__ = ["COMBINATIONS", "bandwidth_grid", "build"]
+__all__ = ["COMBINATIONS", "bandwidth_grid", "build", "fuse_statistic", "lambda_grid",
+           "member_rejections", "minp_combination"]
 
 #: the combinations of the members' p-values or statistics
 COMBINATIONS = ("mmdagg", "fuse")

@@ -2,7 +2,8 @@
 null method, tuning).
 
 Every public test is a *face*: a signature, a docstring and one call,
-``_plan.run(ProblemClass, data, locals())``. The plan reads each keyword by the axis
+``_plan.run(data, locals())``, registered with the problem it tests by the decorator
+``@_plan.face(ProblemClass)``. The plan reads each keyword by the axis
 that declares it, validates everything before anything is computed, and hands the
 five objects to the driver (:func:`kmtests._driver.run`):
 
@@ -33,7 +34,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable, Mapping
+import sys
+from types import CodeType
+from typing import Any, Callable, Mapping, TypeVar
 
 from . import _driver
 from ._validation import check_choice
@@ -46,7 +49,8 @@ from .results import KernelTestResult
 from .statistics import STATISTICS, Statistic, resolve_statistic, statistic_class, statistic_name
 from .statistics.tuning import TUNINGS
 
-__all__ = ["Plan", "STATISTIC_OPTIONS", "build", "given_keywords", "plan_of", "run", "value"]
+__all__ = ["Plan", "STATISTIC_OPTIONS", "build", "build_here", "engine_aliases", "face",
+           "given_keywords", "plan_of", "run", "value"]
 
 #: the face keywords that configure a statistic: the union of the registered statistics'
 #: declared options
@@ -71,10 +75,32 @@ class Plan:
         return _driver.run(self.problem, self.statistic, self.engine, self.method, self.tuning)
 
 
-def given_keywords(face: Callable[..., Any], keywords: Mapping[str, Any]) -> dict[str, Any]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: the faces by their code: the problem they test and their signature
+_FACES: dict[CodeType, tuple[Any, inspect.Signature]] = {}
+
+
+def face(problem_cls: Any) -> Callable[[F], F]:
+    """Register a function as a face of `problem_cls`: its body then calls :func:`run` (or
+    :func:`value`, :func:`build_here`) with its data and ``locals()``."""
+    def register(fn: F) -> F:
+        _FACES[fn.__code__] = (problem_cls, inspect.signature(fn))
+        return fn
+    return register
+
+
+def _face_of_caller() -> tuple[Any, inspect.Signature]:
+    """The problem and signature of the face whose body called (two frames up)."""
+    return _FACES[sys._getframe(2).f_code]
+
+
+def given_keywords(face: Callable[..., Any] | inspect.Signature,
+                   keywords: Mapping[str, Any]) -> dict[str, Any]:
     """The face's keywords (its ``locals()``) with the statistic options left at the face's
     default as None (not given), and the data removed."""
-    params = inspect.signature(face).parameters
+    sig = face if isinstance(face, inspect.Signature) else inspect.signature(face)
+    params = sig.parameters
     out = {}
     for key, value in keywords.items():
         p = params.get(key)
@@ -110,7 +136,8 @@ def _engine_alias(statistic: Any, engine: Any, kind: str) -> tuple[Any, Any]:
     return name, cls.default_engine
 
 
-def _engine_aliases(kind: str) -> tuple[str, ...]:
+def engine_aliases(kind: str) -> tuple[str, ...]:
+    """The statistics of a problem kind that an engine name stands for (``engine="block"``)."""
     return tuple(n for n, classes in STATISTICS.items() for c in classes
                  if kind in c.serves() and n in getattr(c, "engine_aliases", ()))
 
@@ -151,7 +178,7 @@ def build(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, Any],
         return Plan(problem, stat, Exact(), None, tuning)
     eng = (resolve_engine(stat.default_engine if engine is None else engine,
                           {"n_features": kw.get("n_features")},
-                          scheme=problem_cls.engine_scheme, extra=_engine_aliases(kind))
+                          scheme=problem_cls.engine_scheme, extra=engine_aliases(kind))
            if "engine" in kw else Exact())
     if stat.uses_threads:
         from .engines._threads import check_n_jobs
@@ -183,30 +210,38 @@ def build(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, Any],
     return Plan(problem, stat, eng, meth, tuning)
 
 
-def run(problem_cls: Any, face: Callable[..., Any], data: tuple[Any, ...],
-        keywords: Mapping[str, Any]) -> Any:
-    """Build the plan of a face's call (its ``locals()``) and run it."""
-    return build(problem_cls, data, given_keywords(face, keywords)).run()
+def run(data: tuple[Any, ...], keywords: Mapping[str, Any]) -> Any:
+    """Build the plan of the calling face's call (its data and ``locals()``) and run it."""
+    problem_cls, sig = _face_of_caller()
+    return build(problem_cls, data, given_keywords(sig, keywords)).run()
 
 
-def plan_of(problem_cls: Any, face: Callable[..., Any], *args: Any, **kwargs: Any) -> Plan:
+def build_here(data: tuple[Any, ...], keywords: Mapping[str, Any]) -> Plan:
+    """The plan of the calling face's call, not run (a face that adds to the result)."""
+    problem_cls, sig = _face_of_caller()
+    return build(problem_cls, data, given_keywords(sig, keywords))
+
+
+def value(data: tuple[Any, ...], keywords: Mapping[str, Any],
+          names: tuple[str, ...] | None = None) -> float:
+    """The statistic of the calling statistic-only function (:func:`kmtests.mmd`, ...)."""
+    problem_cls, sig = _face_of_caller()
+    plan = build(problem_cls, data, given_keywords(sig, keywords), null=False, names=names)
+    return _driver.value(plan.problem, plan.statistic, plan.tuning)
+
+
+def plan_of(face: Callable[..., Any], *args: Any, **kwargs: Any) -> Plan:
     """The plan `face` would run when called with these arguments (for tools and tests that
     run a plan's pieces, e.g. a statistic's kernel form; and for several plans that share
     their draws, :func:`kmtests.compare_estimators`)."""
-    bound = inspect.signature(face).bind(*args, **kwargs)
+    problem_cls, sig = _FACES[face.__code__]
+    bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     keywords = dict(bound.arguments)
     data = tuple(v for k, v in keywords.items()
-                 if inspect.signature(face).parameters[k].default is inspect.Parameter.empty)
-    var = [k for k, p in inspect.signature(face).parameters.items()
-           if p.kind is p.VAR_POSITIONAL]
+                 if sig.parameters[k].default is inspect.Parameter.empty
+                 and sig.parameters[k].kind is not inspect.Parameter.VAR_POSITIONAL)
+    var = [k for k, p in sig.parameters.items() if p.kind is p.VAR_POSITIONAL]
     if var:
         data = tuple(keywords[var[0]])
-    return build(problem_cls, data, given_keywords(face, keywords))
-
-
-def value(problem_cls: Any, face: Callable[..., Any], data: tuple[Any, ...],
-          keywords: Mapping[str, Any], names: tuple[str, ...] | None = None) -> float:
-    """The statistic of a statistic-only function (:func:`kmtests.mmd`, ...)."""
-    plan = build(problem_cls, data, given_keywords(face, keywords), null=False, names=names)
-    return _driver.value(plan.problem, plan.statistic, plan.tuning)
+    return build(problem_cls, data, given_keywords(sig, keywords))

@@ -19,14 +19,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from . import _collection
-from ._collection import bandwidth_grid
+from ._collection import (bandwidth_grid, fuse_statistic, lambda_grid, member_rejections,
+                          minp_combination)
 from ._typing import ArrayLike, SeedLike
 from .engines import Engine
 from .null import NullMethod
-from .null.combine import fuse_statistic, member_rejections, minp_combination
 from .problems import IndependenceProblem, TwoSampleProblem
 from .results import AggregatedIndependenceResult, AggregatedTwoSampleResult
-from .statistics.spectral import lambda_grid
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult",
            "aggregated_independence_test", "aggregated_two_sample_test", "bandwidth_grid",
@@ -41,25 +40,18 @@ def aggregated_two_sample_test(
     bandwidths: Any = "auto",
     estimators: Any = ("kme",),
     statistics: Any = ("unbiased",),
-    filters: Any = None,
-    lams: Any = None,
+    filters: Any = None, lams: Any = None,
     combination: Literal["mmdagg", "fuse"] | None = None,
-    weights: Any = "uniform",
-    alpha: float = 0.05,
+    weights: Any = "uniform", alpha: float = 0.05,
     method: Literal["permutation", "mmdagg", "fuse"] | NullMethod | None = None,
     null: NullMethod | None = None,
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
-    engine: str | Engine = "exact",
-    n_features: int | None = None,
+    engine: str | Engine = "exact", n_features: int | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
 ) -> AggregatedTwoSampleResult:
     r"""Aggregated kernel two-sample test over a collection of MMD statistics.
 
@@ -179,25 +171,18 @@ def aggregated_independence_test(
     bandwidths_y: Any = "auto",
     estimators: Any = ("kme",),
     statistics: Any = ("unbiased",),
-    filters: Any = None,
-    lams: Any = None,
+    filters: Any = None, lams: Any = None,
     combination: Literal["mmdagg", "fuse"] | None = None,
-    weights: Any = "uniform",
-    alpha: float = 0.05,
+    weights: Any = "uniform", alpha: float = 0.05,
     method: Literal["permutation", "mmdagg", "fuse"] | NullMethod | None = None,
     null: NullMethod | None = None,
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
-    engine: str | Engine = "exact",
-    n_features: int | None = None,
+    engine: str | Engine = "exact", n_features: int | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
 ) -> AggregatedIndependenceResult:
     r"""Aggregated kernel independence test (HSICAgg / HSIC-FUSE) over a collection.
 

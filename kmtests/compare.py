@@ -79,11 +79,9 @@ def compare_estimators(
 
     from . import _driver, _plan
     from .independence import independence_test
-    from .problems import IndependenceProblem, TwoSampleProblem
     from .twosample import two_sample_test
 
     kind = check_choice(test, "test", ("two_sample", "independence"))
-    problem_cls: Any = TwoSampleProblem if kind == "two_sample" else IndependenceProblem
     face: Any = two_sample_test if kind == "two_sample" else independence_test
     from ._rng import root_sequence, seed_of
 
@@ -91,7 +89,7 @@ def compare_estimators(
     ests = list(estimators)
     if not ests:
         raise ValueError("`estimators` must name at least one estimator.")
-    plans = [_plan.plan_of(problem_cls, face, x, y, estimator=est, tuning=tuning,
+    plans = [_plan.plan_of(face, x, y, estimator=est, tuning=tuning,
                            n_resamples=n_resamples, rng=np.random.default_rng(seed),
                            **test_kwargs) for est in ests]
     lead = plans[0]

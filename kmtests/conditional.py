@@ -24,6 +24,7 @@ from .statistics import Statistic
 __all__ = ["ci_test", "conditional_independence_test"]
 
 
+@_plan.face(ConditionalProblem)
 def conditional_independence_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -185,8 +186,7 @@ def conditional_independence_test(
     >>> print(f"KCI = {res.statistic:.3g}, p = {res.pvalue:.3f}")
     KCI = 1.27e-05, p = 0.844
     """
-    return _plan.run(ConditionalProblem, conditional_independence_test, (x, y, z),  # type: ignore[no-any-return]
-                     locals())
+    return _plan.run((x, y, z), locals())
 
 
 #: the short name

@@ -23,6 +23,7 @@ from .statistics import Statistic
 __all__ = ["hsic", "independence_test"]
 
 
+@_plan.face(IndependenceProblem)
 def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
          bandwidth_x: Any = "median", bandwidth_y: Any = "median",
          estimator: str | KernelMeanEstimator = "kme",
@@ -47,10 +48,10 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     >>> print(f"{hsic(x, x, kernel_x='linear', kernel_y='linear'):.4f}")
     1.5625
     """
-    return _plan.value(IndependenceProblem, hsic, (x, y), locals(),
-                       names=("biased", "unbiased"))
+    return _plan.value((x, y), locals(), names=("biased", "unbiased"))
 
 
+@_plan.face(IndependenceProblem)
 def independence_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -281,4 +282,4 @@ def independence_test(
     >>> res.sizes
     {'n': 78}
     """
-    return _plan.run(IndependenceProblem, independence_test, (x, y), locals())  # type: ignore[no-any-return]
+    return _plan.run((x, y), locals())

@@ -67,6 +67,7 @@ def dhsic_bandwidth(x: ArrayLike) -> float:
     return bw if bw > 0 else 0.001
 
 
+@_plan.face(JointProblem)
 def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "median",
           nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0) -> float:
     """The d-variable Hilbert-Schmidt independence criterion ``dHSIC_n`` of the variables.
@@ -88,9 +89,10 @@ def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "m
     >>> print(f"{dhsic(x, y):.6f} {hsic(x, y):.6f}")
     0.005511 0.005511
     """
-    return _plan.value(JointProblem, dhsic, variables, locals())
+    return _plan.value(variables, locals())
 
 
+@_plan.face(JointProblem)
 def joint_independence_test(
     *variables: ArrayLike,
     kernels: Any = "gaussian",
@@ -225,4 +227,4 @@ def joint_independence_test(
     >>> print(f"{independence_test(x, z, n_resamples=999, rng=1).pvalue:.3f}")
     0.197
     """
-    return _plan.run(JointProblem, joint_independence_test, variables, locals())  # type: ignore[no-any-return]
+    return _plan.run(variables, locals())

@@ -24,6 +24,7 @@ from .statistics import Statistic
 __all__ = ["k_sample_test"]
 
 
+@_plan.face(KSampleProblem)
 def k_sample_test(
     *samples: ArrayLike,
     kernel: Any = "gaussian",
@@ -109,5 +110,5 @@ def k_sample_test(
     >>> print(f"{res.statistic_name} = {res.statistic:.4f}, p = {res.pvalue:.3f}")
     kMMD^2_u = 0.1041, p = 0.002
     """
-    plan = _plan.build(KSampleProblem, samples, _plan.given_keywords(k_sample_test, locals()))
+    plan = _plan.build_here(samples, locals())
     return with_pairwise(plan, samples, sample_names)

@@ -22,6 +22,7 @@ from .statistics import Statistic
 
 __all__ = ["mmd", "two_sample_test"]
 
+@_plan.face(TwoSampleProblem)
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
         estimator: str | KernelMeanEstimator = "kme",
         statistic: Literal["unbiased", "biased"] | None = None,
@@ -45,9 +46,10 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    return _plan.value(TwoSampleProblem, mmd, (x, y), locals(), names=("unbiased", "biased"))
+    return _plan.value((x, y), locals(), names=("unbiased", "biased"))
 
 
+@_plan.face(TwoSampleProblem)
 def two_sample_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -342,4 +344,4 @@ def two_sample_test(
     >>> print(res.notes[0])
     nan_policy='omit': 1 of the 50 observations of x had a missing value and were left out (row 3)
     """
-    return _plan.run(TwoSampleProblem, two_sample_test, (x, y), locals())  # type: ignore[no-any-return]
+    return _plan.run((x, y), locals())

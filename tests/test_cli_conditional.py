@@ -59,7 +59,6 @@ def test_equals_the_api(capsys, data):
     (["--x", "a", "--y", "a", "--z", "c"], "--x, --y and --z must name different columns"),
     (["--x", "a", "--y", "b", "--z", "c", "--strata", "a"], "--strata a: the strata column"),
     (["--x", "a", "--y", "b", "--z", "c", "--method", "permutation"], "Give --strata"),
-    (["--x", "a", "--y", "b", "--z", "c", "--seed", "3"], "--seed do(es) not apply"),
     (["--x", "a", "--y", "b", "--z", "nope"], "--z: unknown column(s) ['nope']"),
     (["--x", "a", "--y", "b", "--z", "c", "--bandwidth-z", "-1"], "argument --bandwidth-z"),
     (["--x", "a", "--y", "b", "--z", "c", "--criterion", "loo", "--filter", "cutoff"],

@@ -158,7 +158,8 @@ def test_independence_options_reach_the_test(files, capsys, argv, kwargs):
 
 # -- aggregated tests ----------------------------------------------------------------------------
 AGGREGATED_CASES = [
-    (["--bandwidths", "5", "--method", "fuse"], dict(bandwidths=5, method="fuse")),
+    (["--bandwidths", "5", "--method", "fuse"], dict(bandwidths=5, combination="fuse")),
+    (["--bandwidths", "5", "--combination", "fuse"], dict(bandwidths=5, combination="fuse")),
     (["--bandwidths", "0.5,1,2", "--weights", "increasing"],
      dict(bandwidths=[0.5, 1.0, 2.0], weights="increasing")),
     (["--bandwidths", "3", "--estimators", "kme,skmse", "--statistics", "unbiased,biased",
@@ -195,7 +196,7 @@ def test_aggregated_independence(files, capsys):
               "--method", "fuse", "--seed", 4, "--n-resamples", 49)
     want = kmtests.aggregated_independence_test(
         x[:, :1], x[:, 1:], bandwidths_x=3, bandwidths_y=[0.5, 2.0], kernel_y="laplacian",
-        method="fuse", rng=4, n_resamples=49)
+        combination="fuse", rng=4, n_resamples=49)
     assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
     assert d["test"] == "Kernel independence test (HSIC-FUSE)"
     d = _json(capsys, "aggregated", "independence", tmp / "a.csv", "--x", "u", "--y", "v",
@@ -476,7 +477,7 @@ def test_the_kmtests_command(files):
                           "--n-resamples", "49", "--json"], input=(tmp / "a.csv").read_bytes(),
                          capture_output=True, check=True)
     d = json.loads(run.stdout)
-    want = kmtests.aggregated_two_sample_test(x, y, bandwidths=5, method="fuse", rng=1,
+    want = kmtests.aggregated_two_sample_test(x, y, bandwidths=5, combination="fuse", rng=1,
                                               n_resamples=49)
     assert d["pvalue"] == want.pvalue and d["statistic_name"] == "FUSE"
     bad = subprocess.run([str(script), "two-sample", str(tmp / "a.csv"), str(tmp / "b.csv"),

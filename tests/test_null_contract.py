@@ -173,6 +173,8 @@ def method_applies(method, problem, stat, engine):
     """The documented applicability of each registered method."""
     if not statistic_runs(problem, stat, engine):
         return False
+    if method == "monte_carlo":  # fresh samples of a model: none of these problems has one
+        return False             # (tests/test_one_sample_problem.py runs it)
     if problem == "conditional":  # no permutation keeps the conditional null (no strata)
         # the wild bootstrap of SplitKCI is refused (it did not keep the level)
         return method in ("gamma", "chi2") or (method == "wild" and stat != "SplitKCI")
@@ -345,8 +347,10 @@ AGGREGATED = {
 @pytest.mark.parametrize("problem", sorted(AGGREGATED))
 def test_aggregated_faces_take_permutations_and_refuse_other_methods_before_any_gram(
         problem, method, monkeypatch):
-    """The aggregated tests take ``null=PermutationMethod(...)``; any other method object is
-    refused (a TypeError: the argument has the wrong type) before a kernel matrix exists."""
+    """The aggregated tests take any null method whose needs their combination meets (the
+    value of every member on every arrangement: the permutations); any other method, as a
+    name or an object, is refused by its own check (a ValueError) before a kernel matrix
+    exists."""
     gen = np.random.default_rng(8)
     x, y = gen.normal(size=(10, 2)), gen.normal(size=(10, 2))
     if method == "permutation":
@@ -358,15 +362,17 @@ def test_aggregated_faces_take_permutations_and_refuse_other_methods_before_any_
         raise GramBuilt("a kernel matrix was built before the refusal")
 
     monkeypatch.setattr(Kernel, "centred_gram", boom)
-    with pytest.raises(TypeError, match="PermutationMethod"):
+    with pytest.raises(ValueError, match=f"method={method!r}|method '{method}'"):
         AGGREGATED[problem](x, y, null=_method_object(method))
+    with pytest.raises(ValueError, match=f"method={method!r}|method '{method}'"):
+        AGGREGATED[problem](x, y, method=method, **_method_keywords(method))
 
 
 @pytest.mark.parametrize("combination", ["mmdagg", "fuse"])
 def test_aggregated_seeded_pvalue_is_the_same_for_every_batch(combination):
     gen = np.random.default_rng(9)
     x, y = gen.normal(size=(14, 1)), gen.normal(size=(14, 2))
-    runs = [AGGREGATED["independence"](x, y, method=combination, n_resamples=250, rng=4,
+    runs = [AGGREGATED["independence"](x, y, combination=combination, n_resamples=250, rng=4,
                                        n_jobs=1, batch=batch) for batch in (None, 1, 9, 250)]
     for res in runs[1:]:
         assert res.pvalue == runs[0].pvalue and res.statistic == runs[0].statistic

@@ -46,7 +46,9 @@ class OneSampleProblem(Problem):
         x, sampler = data
         return cls(np.asarray(x, dtype=float).reshape(len(x), -1), sampler)
 
-    default_statistic = classmethod(lambda cls, est: "model_mmd")
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return "model_mmd"
 
     @property
     def n(self) -> int:
@@ -116,13 +118,27 @@ class ModelMMD(Statistic):
         return Prepared(values, observed, {"kernel": self.kernel}, "MMD^2_b(x, model)")
 
 
+#: the class registered itself by its ``registered_as``; taken out of the registry while the
+#: other test modules run (their contracts cover the library's problems), put back for this
+#: module's tests
+_REGISTERED = STATISTICS.pop("model_mmd")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _registered():
+    STATISTICS["model_mmd"] = _REGISTERED
+    yield
+    STATISTICS.pop("model_mmd")
+
+
 # -- 3. the face -----------------------------------------------------------------------------------
+@_plan.face(OneSampleProblem)
 def one_sample_test(x: Any, sampler: Any, *, kernel: Any = "gaussian",
                     bandwidth: Any = "median", method: Any = None,
                     n_resamples: int | None = None, rng: Any = None, batch: int | None = None,
                     alternative: str = "greater") -> Any:
     """Is `x` a sample from the model `sampler` draws from?"""
-    return _plan.run(OneSampleProblem, one_sample_test, (x, sampler), locals())
+    return _plan.run((x, sampler), locals())
 
 
 def _normal(gen: np.random.Generator, n: int) -> np.ndarray:
@@ -131,7 +147,7 @@ def _normal(gen: np.random.Generator, n: int) -> np.ndarray:
 
 # -- the checks -----------------------------------------------------------------------------------
 def test_the_new_statistic_registered_itself():
-    assert STATISTICS["model_mmd"] == (ModelMMD,)
+    assert _REGISTERED == (ModelMMD,) and STATISTICS["model_mmd"] == (ModelMMD,)
 
 
 def test_pvalue_equals_a_literal_monte_carlo_test():

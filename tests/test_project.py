@@ -113,6 +113,7 @@ _FLOORS = [
     ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn", "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
      "kmtests.conditional", "kmtests.joint"),
+    ("kmtests._plan", "kmtests._posthoc", "kmtests._collection"),
     ("kmtests._driver",),
     ("kmtests.results",),
     ("kmtests.null",),

@@ -36,9 +36,8 @@ def test_kci_equals_causal_learn(case):
     # Gram matrices (causal-learn's, unscaled, are n^2 times kmtests')
     ref = np.asarray(case["null_eigenvalues"])
     from kmtests import _plan
-    from kmtests.problems.conditional import ConditionalProblem
 
-    plan = _plan.plan_of(ConditionalProblem, conditional_independence_test, x, y, z,
+    plan = _plan.plan_of(conditional_independence_test, x, y, z,
                          bandwidth_x=bw, bandwidth_y=bw, bandwidth_z=bw, lam=case["epsilon"] / n)
     kf = plan.statistic.prepare(plan.problem, plan.engine, plan.tuning, None).kernel_form()
     ours = null_eigenvalues(kf.Kc, kf.Lc) * n * n

@@ -38,7 +38,7 @@ _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", 
                  "n_features", "covariance", "split_size", "block_size", "n_locations"]
 _K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
 _RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress", "nan_policy", "alternative"]
-_AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha",
+_AGGREGATED = ["estimators", "statistics", "filters", "lams", "combination", "weights", "alpha",
                "tuning", "engine", "n_features"]
 #: keyword arguments a --test cannot set: the study sets them, or they make no sense there
 _SET_BY_THE_STUDY = {"x", "y", "n_resamples", "rng", "progress", "data_name", "null",

@@ -3,7 +3,9 @@
 Each type refuses a bad value with ``must be ...; got ...`` (argparse adds
 ``argument --option:``); the groups give every option a help text. Options of
 the tests default to None and are passed to the Python function only when
-given, so the function's own defaults hold.
+given, so the function's own defaults hold. The choices are read from the
+registries (statistics, engines, null methods, filters, combinations), so a
+registered addition is an option value with no edit here.
 """
 
 from __future__ import annotations
@@ -12,17 +14,42 @@ import argparse
 import math
 from typing import Any, Callable
 
+from .._collection import COMBINATIONS
+from .._plan import engine_aliases
+from ..engines import engine_names
+from ..null import METHODS
+from ..null.combine import _WEIGHTS
+from ..problems import IndependenceProblem, KSampleProblem, TwoSampleProblem
+from ..statistics import statistic_names
+from ..statistics.spectral import FILTERS as _FILTERS
+from ..statistics.tuning import TUNINGS
+
 KERNELS = "gaussian, laplacian, ard, linear, polynomial or distance"
-STATISTICS = ["unbiased", "biased", "regularized"]
-#: the two-sample test's linear-time statistics (as --engine block / linear)
-LINEAR_TIME = ["block", "linear"]
-FILTERS = ["tikhonov", "showalter", "iterated_tikhonov", "cutoff"]
-TWO_SAMPLE_ENGINES = ["exact", "streamed", "auto", "block", "linear", "nystrom", "rff"]
-INDEPENDENCE_ENGINES = ["exact", "auto", "nystrom", "rff"]
-#: the engines of the aggregated tests (no linear-time statistic)
-AGGREGATED_ENGINES = {"two_sample": ["exact", "streamed", "auto", "nystrom", "rff"],
-                      "independence": INDEPENDENCE_ENGINES}
-WEIGHTS = ["uniform", "increasing", "decreasing", "centred"]
+FILTERS = list(_FILTERS)
+WEIGHTS = list(_WEIGHTS)
+_PROBLEMS: dict[str, Any] = {"two_sample": TwoSampleProblem, "independence": IndependenceProblem,
+             "k_sample": KSampleProblem}
+
+
+def statistics(kind: str) -> list[str]:
+    """The registered statistics of a problem kind (``--statistic``)."""
+    return list(statistic_names(kind))
+
+
+def engines(kind: str, aliases: bool = True) -> list[str]:
+    """The engines that run a problem kind, and the statistics named as engines."""
+    scheme = _PROBLEMS[kind].engine_scheme
+    return list(engine_names(scheme)) + (list(engine_aliases(kind)) if aliases else [])
+
+
+def methods(kind: str) -> list[str]:
+    """The null methods of a problem kind: those the problem lists, else every registered
+    one whose draws keep its null (a method that does not apply to the statistic that
+    runs says why)."""
+    cls = _PROBLEMS[kind]
+    if cls.null_methods is not None:
+        return list(cls.null_methods)
+    return sorted(n for n, m in METHODS.items() if m.draws in cls.draws_kept)
 
 
 # -- types ---------------------------------------------------------------------------------
@@ -234,24 +261,24 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
         p.add_argument("--estimator", default=None,
                        help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
     learned = (["me", "scf"] if two else ["fsic"]) if not power else ["me", "scf", "fsic"]
-    p.add_argument("--statistic", default=None,
-                   choices=STATISTICS + (LINEAR_TIME if two or power else []) + learned,
+    stats = (list(dict.fromkeys(statistics("two_sample") + statistics("independence")))
+             if power else statistics(kind))
+    p.add_argument("--statistic", default=None, choices=stats,
                    help="the statistic's form (default: the estimator's; 'regularized': the "
                    "spectral-regularised MMD/HSIC, see --filter, --lam"
                    + ("; block, linear: the linear-time statistics of --engine block, linear"
                       if two or power else "")
                    + f"; {', '.join(learned)}: the interpretable tests with test locations "
                    "learned on a training split, see --n-locations, --split-size)")
-    methods = (["permutation", "gamma", "normal", "wild", "asymptotic"] if two else
-               ["permutation", "gamma", "wild", "chi2", "asymptotic"])
-    p.add_argument("--method", default=None, choices=methods,
+    p.add_argument("--method", default=None, choices=methods(kind),
                    help="null distribution: permutation (default), gamma (biased KME only)"
                    + (", normal (--engine block/linear)" if two else "")
                    + ", wild (the wild bootstrap of Chwialkowski et al.: approximate, KME"
                    + (")" if two else ", --statistic biased)")
                    + ("" if two else ", chi2 (weighted chi-square of HSIC_b)")
-                   + ", asymptotic (the chi-square of the interpretable tests)")
-    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+                   + ", asymptotic (the chi-square of the interpretable tests); a method "
+                   "that does not apply to the statistic says why")
+    p.add_argument("--tuning", default=None, choices=list(TUNINGS),
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
     p.add_argument("--filter", default=None, choices=FILTERS,
@@ -259,8 +286,7 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
     p.add_argument("--lam", type=lam, default=None,
                    help="its parameter: 'auto' (default: a grid, aggregated), a number, or "
                    "comma-separated numbers")
-    engines = TWO_SAMPLE_ENGINES if two or power else INDEPENDENCE_ENGINES
-    p.add_argument("--engine", default=None, choices=engines,
+    p.add_argument("--engine", default=None, choices=engines("two_sample" if power else kind),
                    help="how the statistic is computed (default exact; block, linear: "
                    "linear-time two-sample tests with a normal null, no permutations; "
                    "nystrom, rff: low-rank approximations)")
@@ -307,15 +333,15 @@ def add_k_sample(p: argparse.ArgumentParser) -> None:
     """Options of ``k_sample_test``."""
     p.add_argument("--estimator", default=None,
                    help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
-    p.add_argument("--statistic", default=None, choices=["unbiased", "biased"],
+    p.add_argument("--statistic", default=None, choices=statistics("k_sample"),
                    help="the pairwise MMD^2's form (default: the estimator's)")
-    p.add_argument("--method", default=None, choices=["permutation", "gamma"],
-                   help="null distribution: permutation (default) or gamma (biased KME only)")
-    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+    p.add_argument("--method", default=None, choices=methods("k_sample"),
+                   help="null distribution: permutation (default) or gamma (biased KME "
+                   "only); a method that does not apply says why")
+    p.add_argument("--tuning", default=None, choices=list(TUNINGS),
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
-    p.add_argument("--engine", default=None, choices=["exact", "streamed", "auto", "nystrom",
-                                                      "rff"],
+    p.add_argument("--engine", default=None, choices=engines("k_sample"),
                    help="how the statistic is computed (default exact)")
     p.add_argument("--n-features", type=positive_int, default=None,
                    help="features of --engine nystrom or rff (default 200)")
@@ -353,20 +379,22 @@ def add_aggregated(p: argparse.ArgumentParser, kind: str) -> None:
                    f"({', '.join(FILTERS)})")
     p.add_argument("--lams", type=lams, default=None,
                    help="their parameters: 'auto' (default) or comma-separated numbers")
-    p.add_argument("--method", default=None, choices=["mmdagg", "fuse"],
+    p.add_argument("--combination", default=None, choices=list(COMBINATIONS),
                    help="the combination: mmdagg (default; weighted minimum p-value) or fuse "
                    "(soft maximum of normalised statistics)")
+    p.add_argument("--method", default=None, choices=list(COMBINATIONS), dest="combination",
+                   help=argparse.SUPPRESS)  # 0.2's name of --combination
     p.add_argument("--weights", type=weights, default=None,
                    help=f"members' weights: {', '.join(WEIGHTS)} (default uniform) or "
                    "comma-separated numbers")
     p.add_argument("--alpha", type=probability, default=None,
                    help="level at which the report says which members reject (default 0.05)")
-    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+    p.add_argument("--tuning", default=None, choices=list(TUNINGS),
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
-    p.add_argument("--engine", default=None, choices=AGGREGATED_ENGINES[kind],
+    p.add_argument("--engine", default=None, choices=engines(kind, aliases=False),
                    help="how every member's statistics are computed (default exact; "
-                   "nystrom, rff: low-rank approximations; --method fuse and regularised "
+                   "nystrom, rff: low-rank approximations; --combination fuse and regularised "
                    "members need exact)")
     p.add_argument("--n-features", type=positive_int, default=None,
                    help="features of --engine nystrom or rff (default 200)")

@@ -115,6 +115,9 @@ class NullMethod(abc.ABC):
             raise ValueError(why)
         if self.needs not in statistic.offers(engine):
             raise ValueError(self.refusal(statistic, engine))
+        if self.draws not in problem.draws_kept:
+            raise ValueError(f"method={self.name!r} draws {self.draws}, which do not keep the "
+                             f"null of the {problem.kind} problem.")
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         """Why the method does not apply (the statistic does not offer what it needs)."""

@@ -333,7 +333,7 @@ class Fuse(_Combination):
                 raise ValueError(
                     "MMD-FUSE: every member's normaliser is 0 or not finite (every member's "
                     "statistic is 0 for every arrangement); no fused statistic exists. Use "
-                    "method='mmdagg', or other members.")
+                    "combination='mmdagg', or other members.")
             notes.append(f"MMD-FUSE dropped {len(dropped)} member(s) whose normaliser is 0 "
                          "(their statistic is 0 for every arrangement): "
                          + "; ".join(dropped) + "; the prior weights of the others were "

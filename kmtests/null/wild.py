@@ -48,42 +48,12 @@ import numpy as np
 
 from .._summary import Annotated
 from .._validation import check_choice
-from ..engines.mmd import quadratic_forms
+from ..statistics.forms import WILD_DRAW
+from ..statistics.null_laws import multipliers as multipliers
 from ._base import NullOutcome, ResultLike, RunContext
-from .permutation import (ResamplingMethod)
+from .permutation import ResamplingMethod
 
 __all__ = ["WildBootstrap", "multipliers"]
-
-#: multiplier rows drawn per step (fixed: the draws must not depend on `batch`)
-_DRAW = 128
-
-
-def multipliers(rng: np.random.Generator, size: int, n: int, process: str,
-                length: float, centred: bool = True) -> np.ndarray:
-    """`size` multiplier processes of length `n` (rows), centred (each minus its mean)
-    unless `centred` is False."""
-    if process == "rademacher":
-        W = np.where(rng.random((size, n)) < 0.5, -1.0, 1.0)
-    elif process == "gaussian":
-        W = rng.standard_normal((size, n))
-    else:
-        rho = float(np.exp(-1.0 / length))
-        eps = rng.standard_normal((size, n))
-        W = np.empty((size, n))
-        W[:, 0] = eps[:, 0]
-        scale = float(np.sqrt(1.0 - rho * rho))
-        for t in range(1, n):
-            W[:, t] = rho * W[:, t - 1] + scale * eps[:, t]
-    if centred:
-        W -= W.mean(axis=1, keepdims=True)
-    return W
-
-
-def centred_diagonal(B: np.ndarray) -> np.ndarray:
-    """The diagonal of ``H B H`` (``H`` the centring matrix of B's size)."""
-    row = B.mean(axis=1)
-    return np.diag(B) - row - B.mean(axis=0) + row.mean()
-
 
 @dataclass(frozen=True)
 class WildBootstrap(ResamplingMethod):
@@ -140,87 +110,21 @@ class WildBootstrap(ResamplingMethod):
 
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
         super().check(statistic, problem, engine)
-        form = statistic.form()
-        if form.kind not in ("mmd", "hsic", "kci", "kci_lowrank") or not form.kme or (
-                form.kind in ("hsic", "kci", "kci_lowrank") and form.unbiased):
-            raise ValueError("method='wild' bootstraps MMD^2_u, MMD^2_b and HSIC_b with the "
-                             f"KME; the test computes {form.name}: use estimator='kme' (and "
-                             "statistic='biased' for HSIC), or method='permutation'.")
-        if form.kind in ("kci", "kci_lowrank") and self.process == "rademacher":
-            raise ValueError("Rademacher multipliers make the wild bootstrap of KCI liberal "
-                             "(39 of 300 sharp conditional nulls rejected at 5%, n = 100, "
-                             "against 22 with Gaussian multipliers): use "
-                             "WildBootstrap(process='gaussian') (what method='wild' does "
-                             "for the conditional test) or process='ar' for dependent data.")
-        if form.kind == "kci" and getattr(statistic, "split", None) is not None:
-            # measured (benchmarks/ci_level.py, n = 200, 500 null data sets a cell): 11-30%
-            # rejections at 5% on 8 of 9 nulls, where the gamma and chi2 nulls keep 3-11%
-            raise ValueError("method='wild' does not keep the level of SplitKCI "
-                             "(statistic='split'): on the conditional nulls of "
-                             "benchmarks/ci_level.py it rejected 11-30% of the data sets at "
-                             "5%; use method='gamma' or 'chi2'.")
+        info = statistic.form()
+        why = info.form.wild_refusal(info, self.process, statistic)
+        if why:
+            raise ValueError(why)
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         return ("method='wild' needs the kernel matrices in memory (engine='exact') and a "
                 f"kernel statistic; {statistic.refusal_subject()} on engine={engine.name!r} "
                 f"has none: use method={statistic.default_method!r}.")
 
-    def _draws(self, kf: Any, M: np.ndarray | None, dc: np.ndarray | None,
-               rng: np.random.Generator, size: int) -> np.ndarray:
-        """The bootstrap statistics of `size` draws (rows drawn `_DRAW` at a time; `M` the
-        HSIC matrix ``Kc o Lc``; `dc` the diagonals of the samples' own centred Gram
-        matrices, for ``MMD^2_u``)."""
-        n = kf.Kc.shape[0]
-        out = np.empty(size)
-        for start in range(0, size, _DRAW):
-            b = min(_DRAW, size - start)
-            if kf.kind == "kci_lowrank":  # ||Fx' diag(w) Fy||_F^2 / n^2, no n x n matrix
-                W = multipliers(rng, b, n, self.process, self.length)
-                acc = np.zeros(b)
-                for a in range(kf.Kc.shape[1]):
-                    Q = (W * kf.Kc[:, a][None, :]) @ kf.Lc
-                    acc += np.einsum("ij,ij->i", Q, Q)
-                out[start:start + b] = acc / (n * n)
-                continue
-            if kf.kind in ("hsic", "kci"):
-                W = multipliers(rng, b, n, self.process, self.length) / n
-                assert M is not None
-                out[start:start + b] = quadratic_forms(M, W, self.n_jobs)
-                continue
-            nx, ny = kf.n_x, n - kf.n_x
-            Wx = multipliers(rng, b, nx, self.process, self.length, centred=False)
-            Wy = multipliers(rng, b, ny, self.process, self.length, centred=False)
-            # the quadratic forms with centred multipliers: W~' K W~ = W' (H K H) W
-            Cx = Wx - Wx.mean(axis=1, keepdims=True)
-            Cy = Wy - Wy.mean(axis=1, keepdims=True)
-            if not kf.unbiased:
-                A = np.hstack([Cx / nx, -Cy / ny])
-                out[start:start + b] = quadratic_forms(kf.Kc, A, self.n_jobs)
-                continue
-            U = np.hstack([Cx, np.zeros((b, ny))])
-            V = np.hstack([np.zeros((b, nx)), Cy])
-            sxx = quadratic_forms(kf.Kc, U, self.n_jobs)
-            syy = quadratic_forms(kf.Kc, V, self.n_jobs)
-            sxy = 0.5 * (quadratic_forms(kf.Kc, U + V, self.n_jobs) - sxx - syy)
-            # the U-statistic drops the diagonal of the *centred* kernel: sum_{i != j}
-            # W_i W_j <phi_i - mu, phi_j - mu> has mean zero (Rademacher W); dropping the
-            # uncentred k_ii instead leaves a bias of order 1/n, as large as the statistic
-            assert dc is not None
-            txx = (Wx * Wx) @ dc[:nx]
-            tyy = (Wy * Wy) @ dc[nx:]
-            out[start:start + b] = ((sxx - txx) / (nx * (nx - 1)) + (syy - tyy) / (ny * (ny - 1))
-                                    - 2.0 * sxy / (nx * ny))
-        return out
-
     def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
         kf = prepared.kernel_form()
-        M = kf.Kc * kf.Lc if kf.kind in ("hsic", "kci") else None
-        dc = None
-        if kf.kind == "mmd" and kf.unbiased:
-            nx = kf.n_x
-            dc = np.concatenate([centred_diagonal(kf.Kc[:nx, :nx]),
-                                 centred_diagonal(kf.Kc[nx:, nx:])])
-        null = self.draw_null(lambda gen, b: self._draws(kf, M, dc, gen, b), _DRAW, 16 * _DRAW)
+        null = self.draw_null(
+            lambda gen, b: kf.wild_null(gen, b, self.process, self.length, self.n_jobs),
+            WILD_DRAW, 16 * WILD_DRAW)
         details: dict[str, Any] = {"process": self.process}
         if self.process == "ar":
             details["length"] = float(self.length)

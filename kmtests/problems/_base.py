@@ -44,6 +44,12 @@ class Problem:
     #: the null methods that keep its null, by name (None: every method whose needs the
     #: statistic meets; the method checks those)
     null_methods: ClassVar[tuple[str, ...] | None] = None
+    #: what a null method may draw and keep its null (``NullMethod.draws``): the
+    #: arrangements of its scheme, wild-bootstrap multipliers, draws from an approximating
+    #: law, nothing (moments); a bootstrap's resamples and a model's fresh samples only
+    #: for the problems that say so
+    draws_kept: ClassVar[frozenset[str]] = frozenset({"arrangements", "multipliers", "law",
+                                                      "nothing"})
 
     # -- the plan's questions ---------------------------------------------------------------------
     @classmethod

@@ -64,7 +64,9 @@ class ConditionalProblem(Problem):
         return conditional_problem(*data, data_name=data_name, axis=axis,
                                    nan_policy=nan_policy)
 
-    default_statistic = classmethod(lambda cls, est: "kci")
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return "kci"
 
     def restricted(self, strata: Any = None, blocks: Any = None) -> "ConditionalProblem":
         return self if strata is None else self.within(strata)

@@ -127,7 +127,9 @@ class TwoSampleProblem(Problem):
         return two_sample_problem(*data, precomputed=isinstance(kernels["kernel"], Precomputed),
                                   data_name=data_name, axis=axis, nan_policy=nan_policy)
 
-    default_statistic = classmethod(lambda cls, est: u_form_for_uniform_weights(est))
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return u_form_for_uniform_weights(estimator)
 
     def restricted(self, strata: Any = None, blocks: Any = None) -> "TwoSampleProblem":
         return restricted(self, strata, blocks)
@@ -335,7 +337,9 @@ class KSampleProblem(Problem):
                              "precomputed Gram matrix is not supported (use the data).")
         return k_sample_problem(data, data_name=data_name, axis=axis, nan_policy=nan_policy)
 
-    default_statistic = classmethod(lambda cls, est: u_form_for_uniform_weights(est))
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return u_form_for_uniform_weights(estimator)
 
     @property
     def n(self) -> int:

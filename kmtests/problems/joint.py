@@ -73,6 +73,7 @@ class JointProblem(Problem):
     kind: ClassVar[str] = "joint"
     engine_scheme: ClassVar[str] = "independent"
     null_methods: ClassVar[tuple[str, ...] | None] = ("permutation", "bootstrap", "gamma")
+    draws_kept: ClassVar[frozenset[str]] = frozenset({"arrangements", "resamples", "nothing"})
 
     @classmethod
     def kernels(cls, keywords: Mapping[str, Any], data: tuple[Any, ...]) -> dict[str, Kernel]:
@@ -98,7 +99,9 @@ class JointProblem(Problem):
                                                 for k in kernels.values()],
                              data_name=data_name, axis=axis, nan_policy=nan_policy)
 
-    default_statistic = classmethod(lambda cls, est: "dhsic")
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return "dhsic"
 
     def refuses(self, method: Any) -> str | None:
         """A gamma approximation of another statistic's null is not dHSIC's."""

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..estimators import KernelMeanEstimator
-from ._base import FormInfo as FormInfo
-from ._base import KernelForm as KernelForm
+from .forms import FormInfo as FormInfo
+from .forms import KernelForm as KernelForm
 from ._base import STATISTICS as STATISTICS
 from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
@@ -60,14 +60,6 @@ def statistic_class(name: str, kind: str) -> type[Statistic]:
         if kind in cls.serves():
             return cls
     raise KeyError((name, kind))
-
-
-def default_statistic(kind: str, est: KernelMeanEstimator) -> str:
-    """Deprecated home of the problems' default statistics: see
-    ``Problem.default_statistic`` (:mod:`kmtests.problems`)."""
-    from ..problems import PROBLEMS
-
-    return PROBLEMS[kind].default_statistic(est)
 
 
 def statistic_name(statistic: Any, kind: str, estimator: KernelMeanEstimator,

@@ -30,6 +30,7 @@ import numpy as np
 from ..engines import Engine, Requirements, Values
 from ..estimators import KernelMeanEstimator
 from ..estimators._rules import Rule
+from .forms import FormInfo, KernelForm
 
 __all__ = ["FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic", "require_equal_sizes"]
 
@@ -43,37 +44,6 @@ def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> 
             f"{who} pairs the points of x and y{why}, so it needs samples of the same size; got "
             f"n_x = {problem.n_x} and n_y = {problem.n_y}. Test x[:{m}] and y[:{m}] (if the "
             f"data are in random order), or use {instead}.")
-
-
-@dataclass(frozen=True)
-class FormInfo:
-    """What kind of kernel statistic a statistic is (for the methods that approximate
-    its null distribution, which decide whether they apply)."""
-
-    kind: str          # "mmd" or "hsic"
-    name: str          # the report's name, e.g. "MMD^2_u[skmse]"
-    unbiased: bool
-    kme: bool          # uniform weights 1/n (the KME, or a marginalized kernel's KME)
-
-
-@dataclass(frozen=True, eq=False)
-class KernelForm:
-    """The statistic as a quadratic form of centred Gram matrices.
-
-    Two-sample (``kind="mmd"``): ``Kc`` the pooled centred Gram matrix, the first
-    ``n_x`` rows the first sample, ``diag`` the uncentred ``K_ii``. Independence
-    (``kind="hsic"``): ``Kc``, ``Lc`` the two variables' centred Gram matrices.
-    k samples (``kind="kway"``): ``Kc`` and the centred label kernel ``Lc``; the
-    statistic is ``scale`` times ``sum(Kc o Lc) / N^2`` (an HSIC_b form).
-    """
-
-    kind: str
-    unbiased: bool
-    Kc: np.ndarray
-    Lc: np.ndarray | None = None
-    n_x: int = 0
-    diag: np.ndarray | None = None
-    scale: float = 1.0
 
 
 @dataclass(eq=False)

@@ -19,7 +19,8 @@ from ..engines.hsic import hsic_general, hsic_uniform
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import Prepared, Statistic
+from .forms import FormInfo, HSICForm, KernelForm
 from .mmd import describe_kernel, gram_need, statistic_name
 from .tuning import prepare_rule, reportable, symmetric_cose_gram
 from .witness import NO_POINTS, HSICWitness
@@ -96,7 +97,7 @@ class KernelHSIC(Statistic):
 
     def form(self) -> FormInfo:
         rule = self.estimator.rule()
-        return FormInfo("hsic", self.label(), self.unbiased,
+        return FormInfo(HSICForm, self.label(), self.unbiased,
                         isinstance(rule, Uniform) and rule.fixed == 1.0)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
@@ -164,7 +165,7 @@ class KernelHSIC(Statistic):
             return vals, {"observed": est.weights(source.Kc * source.Lc)[1]}
 
         def kernel_form() -> KernelForm:
-            return KernelForm("hsic", unbiased, source.Kc, source.Lc)
+            return HSICForm(unbiased, source.Kc, source.Lc)
 
         def norms() -> np.ndarray:
             # ||Kc||_F ||Lc||_F / (n (n - 1)): a function of the marginals only, so the

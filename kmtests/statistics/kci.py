@@ -50,7 +50,8 @@ from ..estimators.conditional import (ConditionalMeanEmbedding, FittedRegression
 from ..estimators.filters import filter_function
 from ..kernels import Kernel
 from ..problems.conditional import standardized
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import Prepared, Statistic
+from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
 
 __all__ = ["KCI", "Z_FACTORS", "split_residual_gram"]
@@ -243,7 +244,7 @@ class KCI(Statistic):
                              "fit the regressions on all the data's features.")
 
     def form(self) -> FormInfo:
-        return FormInfo("kci", self.label(), False, True)
+        return FormInfo(KCIForm, self.label(), False, True)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
@@ -454,7 +455,7 @@ class KCI(Statistic):
         reg = self.regression
 
         def kernel_form() -> KernelForm:
-            return KernelForm(kind, False, Kxt, Kyt)
+            return KCIForm(False, Kxt, Kyt, lowrank=kind == "kci_lowrank")
 
         def role(fit: Fit) -> dict[str, Any]:
             return {"lam": fit.lam, "epsilon": fit.lam * fit.n,

@@ -42,7 +42,8 @@ from ..engines._loop import map_rows_multi
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Rule, Uniform
 from ..kernels import Kernel
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import Prepared, Statistic
+from .forms import FormInfo, KernelForm, KWayForm
 from .mmd import statistic_name
 from .tuning import prepare_rule, reportable
 
@@ -116,7 +117,7 @@ class KSampleMMD(Statistic):
         return frozenset({"values", "kernel_form"} if engine.holds_gram else {"values"})
 
     def form(self) -> FormInfo:
-        return FormInfo("kway", self.label(), self.unbiased,
+        return FormInfo(KWayForm, self.label(), self.unbiased,
                         _fixed_factor(self.estimator.rule()) == 1.0)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
@@ -209,7 +210,7 @@ class KSampleMMD(Statistic):
             labels = np.repeat(np.arange(k), sizes)
             L = (labels[:, None] == labels[None, :]) / sizes[labels][:, None]
             Lc = L - L.mean(axis=0) - L.mean(axis=1)[:, None] + L.mean()
-            return KernelForm("kway", unbiased, cg.Kc, Lc, scale=N ** 3 / W)
+            return KWayForm(unbiased, cg.Kc, Lc, scale=N ** 3 / W)
 
         params = {}
         if tparams or prep.params:

@@ -18,7 +18,8 @@ from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import Prepared, Statistic
+from .forms import FormInfo, KernelForm, MMDForm
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
 
@@ -127,7 +128,7 @@ class KernelMMD(Statistic):
 
     def form(self) -> FormInfo:
         rule = self.estimator.rule()
-        return FormInfo("mmd", self.label(), self.unbiased,
+        return FormInfo(MMDForm, self.label(), self.unbiased,
                         isinstance(rule, Uniform) and rule.fixed == 1.0)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
@@ -194,7 +195,7 @@ class KernelMMD(Statistic):
 
         def kernel_form() -> KernelForm:
             assert cg is not None
-            return KernelForm("mmd", unbiased, cg.Kc, n_x=n_x, diag=cg.diag)
+            return MMDForm(unbiased, cg.Kc, n_x=n_x, diag=cg.diag)
 
         def norms() -> np.ndarray:
             return np.array([fuse_norm_mmd(kern, problem.z, min(n_x, n - n_x))])
