@@ -168,10 +168,13 @@ def build(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, Any],
                                     nan_policy=kw.get("nan_policy", "raise"))
     problem = problem.restricted(kw.get("strata"), kw.get("blocks"))
     rng = kw.get("rng")
+    # the statistic's own draws come from `rng`, or when it is None from a method object's
+    source = (rng if rng is not None or not isinstance(method, NullMethod)
+              else method.source_of_randomness)
     options["combination"] = MinP()  # a lambda grid: min-p with exact level
     if name is not None:
         problem, kernels = statistic_class(name, kind).design(name, problem, kernels, options,
-                                                              rng)
+                                                              source)
     stat = resolve_statistic(statistic if name is None else name, kind, kernels=kernels,
                              estimator=est, options=options)
     if not null:
@@ -191,9 +194,7 @@ def build(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, Any],
     found = method_class(method, kind, default)
     takes_rng = found is not None and "rng" in found[0].test_options
     drawn = False
-    if stat.holds_out():  # its training points, from `rng` or the method object's rng
-        source = (rng if rng is not None or not isinstance(method, NullMethod)
-                  else method.source_of_randomness)
+    if stat.holds_out():  # its training points
         problem = stat.hold_out(problem, source)
         drawn = True
     elif rng is not None and stat.draws(eng):

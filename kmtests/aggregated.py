@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from . import _collection
-from ._collection import (bandwidth_grid, fuse_statistic, lambda_grid, member_rejections,
-                          minp_combination)
+from ._collection import (bandwidth_grid, build, fuse_statistic, lambda_grid,
+                          member_rejections, minp_combination)
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
 from .engines import Engine
 from .null import NullMethod
@@ -32,6 +32,7 @@ __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult",
            "fuse_statistic", "lambda_grid", "member_rejections", "minp_combination"]
 
 # -- the two-sample collection -------------------------------------------------------------------
+@shared_docs
 def aggregated_two_sample_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -113,12 +114,7 @@ def aggregated_two_sample_test(
         need ``"exact"``); `n_features` configures the low-rank engines.
     data_name : str, optional
         Name of the data for the report.
-    alternative, nan_policy, axis
-        As for :func:`kmtests.two_sample_test` (:doc:`/user_guide/conventions`):
-        one-sided (``"greater"``, the only value); ``nan_policy="omit"`` leaves
-        out each sample's observations with a missing value (for the
-        independence test, every pair with one); ``axis=1`` reads one
-        observation per column.
+    {{conventions}}
 
     Returns
     -------
@@ -157,7 +153,7 @@ def aggregated_two_sample_test(
     gaussian bw=4.25, kme, U       4.255   0.024    False
     gaussian bw=10.2, kme, U      10.225   0.384    False
     """
-    return _collection.build(TwoSampleProblem, (x, y), locals()).run()  # type: ignore[return-value]
+    return build(TwoSampleProblem, (x, y), locals()).run()  # type: ignore[return-value]
 
 
 # -- the independence collection -------------------------------------------------------------------
@@ -219,4 +215,4 @@ def aggregated_independence_test(
     >>> print(f"{res.pvalue:.3f}")
     0.010
     """
-    return _collection.build(IndependenceProblem, (x, y), locals()).run()  # type: ignore[return-value]
+    return build(IndependenceProblem, (x, y), locals()).run()  # type: ignore[return-value]

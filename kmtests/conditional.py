@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Literal, Sequence
 
 from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
 from .engines import Engine
 from .null import NullMethod
@@ -25,6 +26,7 @@ __all__ = ["ci_test", "conditional_independence_test"]
 
 
 @_plan.face(ConditionalProblem)
+@shared_docs
 def conditional_independence_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -44,18 +46,13 @@ def conditional_independence_test(
     split_size: float | None = None,
     method: Literal["gamma", "chi2", "wild", "permutation"] | NullMethod | None = None,
     strata: ArrayLike | None = None,
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
-    engine: str | Engine = "exact",
-    n_features: int | None = None,
+    engine: str | Engine = "exact", n_features: int | None = None,
     cache: bool | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
 ) -> ConditionalIndependenceResult:
     r"""Kernel test of conditional independence: are `x` and `y` independent given `z`?
 
@@ -141,16 +138,7 @@ def conditional_independence_test(
         the same z (default True; causal discovery asks many questions with the
         same conditioning set: :func:`kmtests.estimators.conditional.clear_cache`
         empties it).
-    alternative : {"greater"}
-        The test is one-sided: KCI estimates a quantity that is 0 under
-        conditional independence and positive otherwise; ``"greater"``
-        (default) is the only value.
-    nan_policy : {"raise", "omit"}
-        ``"raise"`` (default) names the first missing value; ``"omit"`` leaves
-        out every observation with a missing value in `x`, `y` or `z`.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations (1: a column per
-        observation). See :doc:`/user_guide/conventions`.
+    {{conventions}}
 
     Returns
     -------

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 
 from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
 from .engines import Engine
 from .estimators import KernelMeanEstimator
@@ -52,6 +53,7 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
 
 
 @_plan.face(IndependenceProblem)
+@shared_docs
 def independence_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -65,21 +67,16 @@ def independence_test(
     method: Literal["permutation", "gamma", "wild", "chi2", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     filter: str | None = None,
     lam: Any = None,
-    engine: str | Engine = "exact",
-    n_features: int | None = None,
+    engine: str | Engine = "exact", n_features: int | None = None,
     strata: Any = None,
     blocks: int | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
     split_size: int | None = None,
 ) -> IndependenceResult:
@@ -107,7 +104,7 @@ def independence_test(
     estimator : str or KernelMeanEstimator
         Estimator of the cross-covariance embedding; ``"kme"`` (default) gives
         the classical HSIC.
-    statistic : {"biased", "unbiased", "regularized"} or Statistic, optional
+    statistic : {"biased", "unbiased", "regularized", "fsic"} or Statistic, optional
         None (default): the null method's own statistic if it has one (the
         biased KME statistic for ``method="gamma"`` and ``"chi2"``), else
         ``"biased"``. ``"biased"``: the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
@@ -145,22 +142,7 @@ def independence_test(
         estimators tune their corruption variance on each variable, which is
         permutation-invariant, so both settings give the same test. See
         :doc:`/estimators_in_tests`.
-    n_resamples : int, optional
-        Number of random permutations (default 9999); when ``n!`` is not
-        larger, all permutations are enumerated (exact p-value).
-    rng : None, int, SeedSequence or Generator
-        Source of the permutations; a fixed value gives bit-identical
-        p-values whatever `batch` and `n_jobs` are.
-    batch : int, optional
-        Permutations processed per step (memory ``O(n^2 + batch n)``).
-    n_jobs : int, optional
-        Threads (None or -1: all CPUs, or 1 to the number of CPUs): the
-        numba loop of the KME and uniform estimators, or the thread pool (one
-        BLAS thread each) of estimators evaluated permutation by permutation.
-        Results do not depend on `n_jobs`.
-    progress : bool, optional
-        Show a progress bar (needs tqdm). None (default): only when the
-        null distribution is expected to take more than a few seconds.
+    {{resampling}}
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
@@ -200,24 +182,7 @@ def independence_test(
         Permute blocks of `blocks` consecutive pairs of `y` against `x` (time
         series whose dependence is shorter than the blocks: an approximation).
         See also the wild bootstrap (:class:`~kmtests.null.WildBootstrap`).
-    alternative : {"greater"}
-        The alternative hypothesis, as scipy's tests name it. HSIC is 0 when
-        the variables are independent and positive when they are dependent,
-        so the test is one-sided: ``"greater"`` (default) is the only value,
-        and ``"two-sided"`` or ``"less"`` is an error that says why
-        (:doc:`/user_guide/conventions`).
-    nan_policy : {"raise", "omit"}
-        Missing values (NaN, None, ``pd.NA``): ``"raise"`` (default) names
-        the argument, row and column of the first one; ``"omit"`` leaves out
-        every pair with a missing value in `x` or `y` (pairwise-complete
-        observations), and the report says which. ``"propagate"`` is refused
-        (a test has no NaN answer); an infinity is an error under either
-        policy.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations: 0 (default, a
-        row per observation) or 1 (a column per observation; DataFrames are
-        transposed). It does not run one test per row as scipy's
-        one-dimensional tests do.
+    {{conventions}}
 
     Returns
     -------

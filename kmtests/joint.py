@@ -15,6 +15,7 @@ from typing import Any, Literal, Sequence
 import numpy as np
 
 from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample
 from .null import NullMethod
@@ -93,20 +94,17 @@ def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "m
 
 
 @_plan.face(JointProblem)
+@shared_docs
 def joint_independence_test(
     *variables: ArrayLike,
     kernels: Any = "gaussian",
     bandwidths: Any = "median",
     method: Literal["permutation", "bootstrap", "gamma"] | NullMethod | None = None,
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
 ) -> JointIndependenceResult:
     r"""Kernel test of joint independence of ``d >= 2`` variables (dHSIC).
 
@@ -142,30 +140,11 @@ def joint_independence_test(
         or the gamma approximation with Pfister et al.'s moment estimates
         (approximate, :class:`~kmtests.null.JointGammaMethod`; at least
         ``4d - 2`` observations).
-    n_resamples : int, optional
-        Number of random permutations or bootstrap data sets (default 9999).
-    rng : None, int, SeedSequence or Generator
-        Source of the permutations or resamples; a fixed value gives the same
-        p-value whatever `batch` is.
-    batch : int, optional
-        Arrangements evaluated per step.
-    n_jobs : int, optional
-        Accepted for symmetry with the other tests (threads of a resampling
-        method); dHSIC's arrangements are evaluated by numpy in one thread.
-    progress : bool, optional
-        Show a progress bar (needs tqdm); None: only for slow tests.
+    {{resampling}}
     data_name : str, optional
         Name of the data for the report (default ``"x1, x2 and x3"``, or the
         names of pandas Series).
-    alternative : {"greater"}
-        The test is one-sided: dHSIC is 0 under joint independence and
-        positive otherwise; ``"greater"`` (default) is the only value.
-    nan_policy : {"raise", "omit"}
-        ``"raise"`` (default) names the first missing value; ``"omit"`` leaves
-        out every observation with a missing value in any variable.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations (1: a column per
-        observation). See :doc:`/user_guide/conventions`.
+    {{conventions}}
 
     Returns
     -------

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal, Sequence
 
 from . import _plan
+from ._docs import shared_docs
 from ._posthoc import with_pairwise
 from ._typing import ArrayLike, SeedLike
 from .engines import Engine
@@ -25,6 +26,7 @@ __all__ = ["k_sample_test"]
 
 
 @_plan.face(KSampleProblem)
+@shared_docs
 def k_sample_test(
     *samples: ArrayLike,
     kernel: Any = "gaussian",
@@ -33,18 +35,13 @@ def k_sample_test(
     statistic: Literal["unbiased", "biased"] | Statistic | None = None,
     method: Literal["permutation", "gamma"] | NullMethod | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
-    engine: str | Engine = "exact",
-    n_features: int | None = None,
+    engine: str | Engine = "exact", n_features: int | None = None,
     sample_names: Sequence[str] | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
 ) -> KSampleResult:
     r"""Kernel k-sample test: do all the samples come from the same distribution?
 
@@ -82,11 +79,7 @@ def k_sample_test(
     sample_names : sequence of str, optional
         The samples' names in :meth:`KSampleResult.pairwise` (default: the names of
         pandas Series when they are distinct, else ``x1``, ..., ``xk``).
-    alternative, nan_policy, axis
-        As for :func:`kmtests.two_sample_test`: the test is one-sided
-        (``"greater"``, the only value); ``nan_policy="omit"`` leaves out each
-        sample's observations with a missing value; ``axis=1`` reads one
-        observation per column (:doc:`/user_guide/conventions`).
+    {{conventions}}
 
     Returns
     -------

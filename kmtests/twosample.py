@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
 from .engines import Engine
 from .estimators import KernelMeanEstimator
@@ -50,6 +51,7 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
 
 
 @_plan.face(TwoSampleProblem)
+@shared_docs
 def two_sample_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -62,24 +64,19 @@ def two_sample_test(
     method: Literal["permutation", "gamma", "normal", "wild", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     filter: str | None = None,
     lam: Any = None,
     covariance: Literal["pooled", "split"] | None = None,
     split_size: int | None = None,
-    engine: str | Engine | None = None,
-    n_features: int | None = None,
+    engine: str | Engine | None = None, n_features: int | None = None,
     block_size: int | None = None,
     strata: Any = None,
     blocks: int | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
@@ -158,25 +155,7 @@ def two_sample_test(
         estimators tune their corruption variance on the pooled sample, which is
         permutation-invariant, so both settings give the same test. See
         :doc:`/estimators_in_tests`.
-    n_resamples : int, optional
-        Number of random permutations (default 9999). When the number of
-        distinct splits ``C(n_x + n_y, n_x)`` is not larger, all splits are
-        enumerated and the p-value is exact.
-    rng : None, int, SeedSequence or Generator
-        Source of the permutations. A fixed value gives bit-identical
-        p-values whatever `batch` and `n_jobs` are.
-    batch : int, optional
-        Permutations processed per step; memory is ``O(N^2 + batch N)``.
-        Default: as many as fit in about 16 MB.
-    n_jobs : int, optional
-        Threads: -1 or 1 to the number of CPUs (None: the default, all CPUs
-        for large problems). The same meaning in both tests: the BLAS threads
-        of the block sums (KME, uniform shrinkage), or the workers of the
-        thread pool that evaluates per-sample weights (one BLAS thread
-        each). Results do not depend on `n_jobs`.
-    progress : bool, optional
-        Show a progress bar (needs tqdm). None (default): only when the
-        null distribution is expected to take more than a few seconds.
+    {{resampling}}
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
@@ -250,23 +229,7 @@ def two_sample_test(
         approximation; both sample sizes must be multiples of it). For a
         dependent series, see also the wild bootstrap
         (:class:`~kmtests.null.WildBootstrap`).
-    alternative : {"greater"}
-        The alternative hypothesis, as scipy's tests name it. The statistic
-        estimates ``MMD^2``, 0 when the distributions are equal and positive
-        when they differ, so the test is one-sided: ``"greater"`` (default) is
-        the only value, and ``"two-sided"`` or ``"less"`` is an error that
-        says why (:doc:`/user_guide/conventions`).
-    nan_policy : {"raise", "omit"}
-        Missing values (NaN, None, ``pd.NA``): ``"raise"`` (default) names
-        the argument, row and column of the first one; ``"omit"`` leaves out
-        the observations that have one, each sample its own rows, and the
-        report says which. ``"propagate"`` is refused (a test has no NaN
-        answer); an infinity is an error under either policy.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations: 0 (default, a
-        row per observation) or 1 (a column per observation; DataFrames are
-        transposed). It does not run one test per row as scipy's
-        one-dimensional tests do.
+    {{conventions}}
 
     Returns
     -------

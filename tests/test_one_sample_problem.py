@@ -167,11 +167,17 @@ def test_pvalue_equals_a_literal_monte_carlo_test():
         str(res).split())
 
 
-def test_seeded_pvalue_does_not_depend_on_batch():
+def test_seeded_pvalue_does_not_depend_on_batch_threads_or_run():
+    """The null contract's reproducibility check, for the Monte Carlo null."""
     x = np.random.default_rng(2).normal(size=20)
     a = one_sample_test(x, _normal, n_resamples=30, rng=3)
-    b = one_sample_test(x, _normal, n_resamples=30, rng=3, batch=7)
-    assert a.pvalue == b.pvalue and np.array_equal(a.null_distribution, b.null_distribution)
+    for other in (one_sample_test(x, _normal, n_resamples=30, rng=3, batch=7),
+                  one_sample_test(x, _normal, method=MonteCarloMethod(30, rng=3, n_jobs=2)),
+                  one_sample_test(x, _normal, n_resamples=30, rng=3)):
+        assert a.pvalue == other.pvalue
+        assert np.array_equal(a.null_distribution, other.null_distribution)
+    c = one_sample_test(x, _normal, n_resamples=30, rng=4)
+    assert not np.array_equal(a.null_distribution, c.null_distribution)
 
 
 def test_the_problem_judges_the_null_methods():
