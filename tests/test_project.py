@@ -110,7 +110,8 @@ def test_the_package_type_checks() -> None:
 #: the floors of kmtests, top to bottom: an import may only run down (or within a floor)
 _FLOORS = [
     ("kmtests", "kmtests.__main__", "kmtests.cli"),
-    ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn", "kmtests.causal"),
+    ("kmtests.power", "kmtests.risk", "kmtests.studies", "kmtests.compare", "kmtests.learn",
+     "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
      "kmtests.conditional", "kmtests.joint"),
     ("kmtests._driver",),
@@ -119,12 +120,12 @@ _FLOORS = [
     ("kmtests.statistics",),
     ("kmtests.engines",),
     ("kmtests.problems",),
-    ("kmtests.datasets", "kmtests.groundtruth"),
+    ("kmtests.datasets", "kmtests.groundtruth", "kmtests.studies.groundtruth"),
     ("kmtests.estimators",),
     ("kmtests.kernels",),
     ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
-     "kmtests._typing", "kmtests._warnings", "kmtests._summary", "kmtests._checkpoint",
-     "kmtests._canonical"),
+     "kmtests._typing", "kmtests._warnings", "kmtests._summary",
+     "kmtests.studies._checkpoint", "kmtests.studies._canonical"),
 ]
 #: the only import that may run up: the version string of the package
 _UPWARD_ALLOWED = {"kmtests.__version__"}

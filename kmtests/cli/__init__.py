@@ -87,7 +87,7 @@ def _check_output(path: str, option: str) -> Path:
     """
     import tempfile
 
-    from .._checkpoint import output_mode
+    from ..studies._checkpoint import output_mode
 
     p = Path(path)
     if p.is_dir():
@@ -113,7 +113,7 @@ def _check_output(path: str, option: str) -> Path:
 
 def _written(path: str, what: str) -> None:
     """Say where an output went, unless it went to standard output or error."""
-    from .._checkpoint import output_mode
+    from ..studies._checkpoint import output_mode
 
     if output_mode(path) in ("replace", "through"):
         print(f"{what} written to {path}")
@@ -316,7 +316,7 @@ def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[s
 
 def _power_tests(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
     """``power_curve(tests=...)`` from the --test options, validated."""
-    from ..power import _test_function
+    from ..studies.power import _test_function
 
     if not args.test:
         return None
@@ -409,7 +409,7 @@ def _power_json(res: Any) -> dict[str, Any]:
 
 
 def _write_power_outputs(args: argparse.Namespace, res: Any) -> None:
-    from .._checkpoint import write_output
+    from ..studies._checkpoint import write_output
 
     if args.out:
         write_output(args.out, res.table().to_csv(index=False))
