@@ -192,23 +192,7 @@ def _samples(args: argparse.Namespace, paths: Sequence[str], k: int | None
     tables = [read_csv(p, args.sep, args.encoding) for p in paths]
     cols = args.columns
     if cols is None:  # the samples are matched by column name, never by position
-        for t in tables:
-            error = unnamed_column(t)
-            if error is not None:
-                raise error
-        ta, ca = tables[0], list(tables[0].frame.columns)
-        for tb in tables[1:]:
-            cb = list(tb.frame.columns)
-            if set(ca) != set(cb):
-                only_a = [c for c in ca if c not in set(cb)]
-                only_b = [c for c in cb if c not in set(ca)]
-                raise ValueError(
-                    f"{ta.name} and {tb.name} have different columns (only in {ta.name}: "
-                    f"{only_a}; only in {tb.name}: {only_b}); columns are matched by name: "
-                    "rename them, or choose common ones with --columns")
-        cols = [c for c in ca if c not in exclude]
-        if not cols:
-            raise ValueError(f"{ta.name}: no column besides the --strata column {strata!r}")
+        cols = _common_columns(tables, strata)
     elif strata is not None and strata in cols:
         raise ValueError(f"--columns must not contain the --strata column {strata!r}")
     samples = [columns(t, cols) for t in tables]
@@ -216,6 +200,29 @@ def _samples(args: argparse.Namespace, paths: Sequence[str], k: int | None
     name = " and ".join(names) if len(names) == 2 else ", ".join(names)
     return samples, name, (None if strata is None else
                            [labels(t, strata, "--strata") for t in tables]), names
+
+
+def _common_columns(tables: Sequence[Any], strata: str | None) -> list[str]:
+    """The columns of the samples' files, which must all have the same named ones (the
+    --strata column left out)."""
+    for t in tables:
+        error = unnamed_column(t)
+        if error is not None:
+            raise error
+    ta, ca = tables[0], list(tables[0].frame.columns)
+    for tb in tables[1:]:
+        cb = list(tb.frame.columns)
+        if set(ca) != set(cb):
+            only_a = [c for c in ca if c not in set(cb)]
+            only_b = [c for c in cb if c not in set(ca)]
+            raise ValueError(
+                f"{ta.name} and {tb.name} have different columns (only in {ta.name}: "
+                f"{only_a}; only in {tb.name}: {only_b}); columns are matched by name: "
+                "rename them, or choose common ones with --columns")
+    cols = [c for c in ca if c != strata]
+    if not cols:
+        raise ValueError(f"{ta.name}: no column besides the --strata column {strata!r}")
+    return cols
 
 
 def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str, Any]:
