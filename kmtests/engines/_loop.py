@@ -87,9 +87,3 @@ def map_rows_multi(fn: Callable[[np.ndarray], T], perms: np.ndarray,
     """``[fn(perms[b]) for b]`` with single-threaded BLAS, over `n_jobs` threads
     (:func:`map_items` over the rows)."""
     return map_items(fn, perms, n_jobs)
-
-
-def map_rows(fn: Callable[[np.ndarray], float], perms: np.ndarray,
-             n_jobs: int | None = None) -> np.ndarray:
-    """``out[b] = fn(perms[b])`` with single-threaded BLAS, over `n_jobs` threads."""
-    return np.array(map_rows_multi(fn, perms, n_jobs), dtype=np.float64)

@@ -136,10 +136,6 @@ class Features:
         """``max |Kc|`` of the centred Gram matrix: its largest diagonal entry (PSD)."""
         return float(self.sqnorms.max()) if self.n else 0.0
 
-    def gram_c(self) -> np.ndarray:
-        """The centred approximate Gram matrix ``Phi_c Phi_c'`` (N x N; for checks)."""
-        return self.phi @ self.phi.T
-
     def gram(self) -> np.ndarray:
         """The approximate Gram matrix ``Phi Phi'`` (N x N; for checks)."""
         full = self.phi + self.mean

@@ -116,13 +116,6 @@ class SplitSums:
     rbar_y: np.ndarray
 
 
-def membership(perms: np.ndarray, n_x: int, n_total: int) -> np.ndarray:
-    """0/1 float matrix: row b marks the points that split b assigns to x."""
-    A = np.zeros((perms.shape[0], n_total))
-    A[np.arange(perms.shape[0])[:, None], perms[:, :n_x]] = 1.0
-    return A
-
-
 def _membership_into(A: np.ndarray, perms: np.ndarray, n_x: int) -> None:
     """Write the 0/1 membership rows of `perms` into the first rows of `A`; zero the rest."""
     A.fill(0.0)

@@ -41,7 +41,6 @@ import numpy as np
 
 from .._guards import available_memory, format_bytes
 from ._base import Engine, Requirements
-from ._values import Values
 from .mmd import _CHUNK, _membership_into
 from .tiles import KernelTiles
 
@@ -184,14 +183,6 @@ def _distributed_backend() -> bool:
         return False
     backend = get_active_backend()[0]
     return "dask" in type(backend).__name__.lower()
-
-
-def streamed_mmd_values(sg: StreamedGram, perms: np.ndarray, n_x: int, rule: Any,
-                        unbiased: bool, n_jobs: int | None = None) -> Values:
-    """MMD^2 of every split for a uniform rule, from the streamed sums."""
-    from .mmd import mmd_uniform, split_sums
-
-    return mmd_uniform(sg, split_sums(sg, perms, n_x, n_jobs), n_x, rule, unbiased)
 
 
 #: the membership chunk of one pass over the tiles is at most this share of free memory

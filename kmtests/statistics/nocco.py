@@ -22,19 +22,20 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
+from .._gram import centred_spectrum
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
 from .mmd import describe_kernel
-from .spectral import FILTERS, _positive_spectrum, filter_function, lambda_grid, lambda_values
+from .spectral import FILTERS, filter_function, lambda_grid, lambda_values
 
 __all__ = ["NOCCO", "nocco_values", "normalized_operators"]
 
 
 def _operators(Kc: np.ndarray, filt: str, lams: np.ndarray) -> list[np.ndarray]:
     n = Kc.shape[0]
-    kappa, U = _positive_spectrum(Kc, n)
+    kappa, U = centred_spectrum(Kc)
     g = filter_function(filt)
     out = []
     for lam in lams:

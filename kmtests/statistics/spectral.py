@@ -92,17 +92,11 @@ class SpectralGram:
         return self.coef.shape[1]
 
 
-def _positive_spectrum(Kc: np.ndarray, n_norm: int) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenpairs of a centred Gram matrix above rounding, descending
-    (:func:`kmtests._gram.centred_spectrum`)."""
-    return centred_spectrum(Kc)
-
-
 def pooled_spectral(cg: CentredGram, filt: Callable[[np.ndarray, float], np.ndarray],
                     lams: np.ndarray) -> SpectralGram:
     """The pooled-operator form: ``Kc_lambda = U diag(kappa g(kappa/N)) U'``."""
     N = cg.n
-    kappa, U = _positive_spectrum(cg.Kc, N)
+    kappa, U = centred_spectrum(cg.Kc)
     lam = np.asarray(lams, dtype=np.float64)
     coef = np.stack([kappa * filt(kappa / N, float(v)) for v in lam], axis=1)  # (r, L)
     diag = (U * U) @ coef
@@ -123,7 +117,7 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     s = K_z.shape[0]
     H = np.eye(s) - 1.0 / s
     # Sigma_hat = (1/(s-1)) sum_j (phi(z_j) - mean)(...)': eigenpairs of H K_z H /(s-1)
-    ev, V = _positive_spectrum(H @ K_z @ H, s)
+    ev, V = centred_spectrum(H @ K_z @ H)
     ev = ev / (s - 1)
     # f_ai = <phi(a), sqrt(ev_i) psi_i> = (K_az H V)_i / sqrt(s - 1)
     F = (K_rz @ (H @ V)) / np.sqrt(s - 1)
