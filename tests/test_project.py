@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,8 +42,6 @@ def test_the_readme_renders_on_pypi():
 
 
 def _pyproject():
-    import pytest
-
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -93,13 +93,12 @@ def test_public_api_is_explicit():
         assert hasattr(kmtests, name)
 
 
+@pytest.mark.slow  # 10 s with a cold cache on a quiet machine, about 2 minutes on a busy one
 def test_the_package_type_checks() -> None:
     """`mypy kmtests` with the configuration in pyproject.toml (strict, one documented
     exception) reports nothing: the package ships py.typed."""
     import subprocess
     import sys
-
-    import pytest
 
     pytest.importorskip("mypy")
     out = subprocess.run([sys.executable, "-m", "mypy", "kmtests"], cwd=ROOT,
