@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 
 from ._typing import SeedLike
+from ._validation import check_rng
 
 __all__ = ["KEYS", "child", "generator", "keyed", "permuted_rows", "root_sequence",
            "seed_of"]
@@ -32,8 +33,6 @@ KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2, "rel
 
 def generator(rng: SeedLike) -> np.random.Generator:
     """`rng` as a Generator (scipy's SPEC-7 convention); a Generator is used as given."""
-    from ._validation import check_rng
-
     return check_rng(rng)
 
 

@@ -9,6 +9,7 @@ given, so the function's own defaults hold.
 from __future__ import annotations
 
 import argparse
+import codecs
 import math
 from typing import Any, Callable
 
@@ -133,8 +134,6 @@ def weights(text: str) -> str | list[float]:
 
 
 def encoding(text: str) -> str:
-    import codecs
-
     try:
         return codecs.lookup(text).name
     except LookupError:

@@ -41,6 +41,8 @@ import numpy as np
 
 from .._guards import available_memory, format_bytes
 from ._base import Engine, Requirements
+from ._loop import blas_threads
+from ._threads import thread_count
 from .mmd import _CHUNK, _membership_into
 from .tiles import KernelTiles
 
@@ -123,9 +125,6 @@ class StreamedGram:
     def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
                     ) -> np.ndarray:
         """``a'Kc a`` for every split in `perms` (x = the first `n_x` entries of a row)."""
-        from ._loop import blas_threads
-        from ._threads import thread_count
-
         n_rows = perms.shape[0]
         groups = -(-n_rows // _CHUNK)
         A = np.zeros((groups * _CHUNK, self.n))

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
+from .._gram import check_symmetric
 from .._validation import as_sample
 from .conventions import prepare_data
 from .data import Variable, align_index, data_label
@@ -93,7 +94,6 @@ class JointProblem:
 def _variable(data: Any, role: str, precomputed: bool) -> Variable:
     if not precomputed:
         return Variable(as_sample(data, role))
-    from .._gram import check_symmetric
 
     K = as_sample(data, role)
     if K.shape[0] != K.shape[1]:

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..engines import Engine, Requirements, Values
 from ..engines._loop import map_rows_multi
+from ..engines.exact import Exact
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Rule, Uniform
 from ..kernels import Kernel
@@ -116,8 +117,6 @@ class KSampleMMD(Statistic):
                ) -> tuple[float, str, str]:
         need, what, advice = super().memory(problem, engine, tuning, batch)
         if engine.holds_gram and _fixed_factor(self.estimator.rule()) is None:
-            from ..engines.exact import Exact
-
             need += Exact.per_thread_bytes(problem.n) / 2
         return need, what, advice
 

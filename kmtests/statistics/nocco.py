@@ -21,8 +21,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..engines import Engine, Requirements, Values
 from .._gram import centred_spectrum
+from .._guards import format_bytes
+from .._validation import check_choice
+from ..engines import Engine, Requirements, Values
+from ..engines._threads import numba_threads
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME
 from ..kernels import Kernel
@@ -68,8 +71,6 @@ def normalized_operators(Kc: np.ndarray, Lc: np.ndarray, filt: str, lams: np.nda
 def nocco_values(ops: list[PairedGrams], perms: np.ndarray, n_jobs: int | None = None
                  ) -> Values:
     """``tr(R_X P R_Y P')`` for every permutation (rows) and every operator pair (columns)."""
-    from ..engines._threads import numba_threads
-
     B = perms.shape[0]
     stat = np.empty((B, len(ops)))
     scale = np.empty((B, len(ops)))
@@ -101,8 +102,6 @@ class NOCCO(Statistic):
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, filter: str = "tikhonov",
                  lams: Any = "auto", orientation: bool | None = None) -> None:
-        from .._validation import check_choice
-
         self.kernel_x, self.kernel_y = kernel_x, kernel_y
         self.estimator = KME()
         self.filter = check_choice(filter, "filter", tuple(FILTERS))
@@ -129,8 +128,6 @@ class NOCCO(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         L = 10 if self.lams is None else self.lams.size
         need = (4 + 2 * L) * 8.0 * n * n

@@ -44,6 +44,8 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from .._gram import CentredGram, centred_spectrum
+from .._guards import format_bytes
+from .._validation import check_choice, check_positive_int
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import _CHUNK, PooledGram, _membership_into, within_sums
 from ..estimators import KME
@@ -172,8 +174,6 @@ def lambda_grid(trace: float, count: int = 10) -> np.ndarray:
     >>> print(lambda_grid(1.0, 3))
     [1.00000000e-06 3.16227766e-03 1.00000000e+01]
     """
-    from .._validation import check_positive_int
-
     return float(trace) * np.logspace(-6.0, 1.0, check_positive_int(count, "lam"))
 
 
@@ -234,8 +234,6 @@ class SpectralMMD(Statistic):
 
     def __init__(self, kernel: Kernel, filter: str = "tikhonov", lams: Any = "auto",
                  held_out: np.ndarray | None = None) -> None:
-        from .._validation import check_choice
-
         self.kernel = kernel
         self.estimator = KME()
         self.filter = check_choice(filter, "filter", tuple(FILTERS))
@@ -265,8 +263,6 @@ class SpectralMMD(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         need = 3 * 8.0 * n * n + 8.0 * n * 128  # the centred Gram, its eigenvectors, workspace
         return (need, f"the {n} x {n} pooled Gram matrix and its eigenvectors take "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import inspect
 import math
 import os
@@ -29,12 +30,15 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 import numpy as np
 import pandas as pd
 
-from ._checkpoint import CheckpointError, Row, canonical, open_checkpoint, write_output
 from .._rng import keyed, root_sequence
 from .._summary import Summary, settings_table
+from .._summary import flow as _flow
 from .._typing import SeedLike
 from .._validation import check_positive_int
 from ..datasets._scenarios import Scenario, get_scenario
+from ..estimators import KernelMeanEstimator, resolve_estimator
+from ..results._plot import plot_pvalue_qq
+from ._checkpoint import CheckpointError, Row, canonical, open_checkpoint, write_output
 
 __all__ = ["CheckpointError", "PowerCurveResult", "power_curve"]
 
@@ -120,8 +124,6 @@ TESTS: dict[tuple[str, bool], tuple[str, str]] = {
 
 
 def _test_function(kind: str, aggregated: bool) -> Any:
-    import importlib
-
     try:
         module, name = TESTS[(kind, aggregated)]
     except KeyError:
@@ -222,8 +224,6 @@ def _auto_label(est: Any) -> str:
 
 
 def _resolve_estimators(estimators: Any) -> tuple[list[str], list[Any]]:
-    from ..estimators import KernelMeanEstimator, resolve_estimator
-
     if isinstance(estimators, Mapping):
         items = [(k, v) for k, v in estimators.items()]
         for k, _ in items:
@@ -263,8 +263,6 @@ def _check_n_jobs(n_jobs: Any) -> int | None:
 
 
 def _require(module: str, feature: str) -> Any:
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -367,7 +365,7 @@ def _checkpoint_settings(study: _Study, root: np.random.SeedSequence,
     `label`, what cannot be described is recorded as unidentified, and the
     label stands for it.
     """
-    from .. import __version__
+    from .. import __version__  # read when the study runs (a test changes it)
 
     scen, vouched = study.scen, label is not None
     settings = {
@@ -599,7 +597,6 @@ class PowerCurveResult:
                      if len(reps) > 1 else str(reps[0])),
                     ("n_resamples", str(self.n_resamples)),
                     ("seed", "-" if self.seed is None else str(self.seed))]
-        from .._summary import flow as _flow
 
         blocks, _ = settings_table(_flow(settings),
                                    fit(f"Power study: {self.scenario} (alpha = {a:g})", 78))
@@ -686,8 +683,6 @@ class PowerCurveResult:
         >>> ax.get_ylabel()
         'p-value'
         """
-        from ..results._plot import plot_pvalue_qq
-
         if not 0 < level < 1:
             raise ValueError(f"`level` must be in (0, 1); got {level!r}.")
         raw = self.raw[np.isclose(self.raw["effect"].to_numpy(dtype=float), effect)]

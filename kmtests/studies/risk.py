@@ -18,9 +18,10 @@ import pandas as pd
 from .._rng import keyed, root_sequence
 from .._typing import SeedLike
 from .._validation import check_positive_int
+from ..datasets import synthetic_mixture
 from ..estimators import KME, KernelMeanEstimator, resolve_estimator
-from .groundtruth import GaussianMixture, _kernel_spec, loss
 from ..kernels import ARDGaussian, Gaussian, Kernel, Linear, Polynomial
+from .groundtruth import GaussianMixture, _kernel_spec, loss
 
 __all__ = ["risk_study"]
 
@@ -276,8 +277,6 @@ def risk_study(
 
 def _generator(generator: Any) -> Callable[..., GaussianMixture]:
     if generator is None:
-        from ..datasets import synthetic_mixture
-
         return synthetic_mixture
     if not callable(generator):
         raise TypeError("`generator` must be callable as generator(d, rng=...).")
