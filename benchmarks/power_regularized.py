@@ -144,7 +144,7 @@ def markdown(tab: pd.DataFrame, st: Study, labels: list[str]) -> str:
         g = g.set_index("estimator").loc[labels]
         best = g["power"].max()
         cells = []
-        for lab, r in g.iterrows():
+        for _, r in g.iterrows():
             c = f"{r['power']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
             cells.append(f"**{c}**" if eff != 0 and r["power"] == best else c)
         lines.append(f"| {eff:g} | " + " | ".join(cells) + " |")

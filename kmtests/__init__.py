@@ -37,6 +37,7 @@ KmtestsWarning and its subclasses
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from . import datasets as datasets
@@ -76,8 +77,6 @@ _LAZY = ("groundtruth", "learn", "power", "risk")
 
 def __getattr__(name: str) -> Any:  # PEP 562: heavier sub-modules load on first use
     if name in _LAZY:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

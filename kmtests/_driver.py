@@ -94,7 +94,7 @@ def prepare(problem: Any, statistic: Statistic, engine: Any, tuning: str
     observed, params = prepared.observed(None)
     seconds = time.perf_counter() - t0
     stat = np.asarray(observed.stat, dtype=np.float64).reshape(-1)
-    for j, v in enumerate(stat):
+    for v in stat:
         check_finite_statistic(float(v), None, prepared.what)
     return prepared, observed, seconds, params
 

@@ -24,6 +24,7 @@ import zlib
 import numpy as np
 
 from ._typing import SeedLike
+from ._validation import check_rng
 
 __all__ = ["KEYS", "child", "generator", "keyed", "permuted_rows", "role_key",
            "root_sequence", "seed_of"]
@@ -48,8 +49,6 @@ def role_key(role: str) -> int:
 
 def generator(rng: SeedLike) -> np.random.Generator:
     """`rng` as a Generator (scipy's SPEC-7 convention); a Generator is used as given."""
-    from ._validation import check_rng
-
     return check_rng(rng)
 
 

@@ -79,6 +79,27 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2,
     missing values are kept as NaN, for :mod:`kmtests.problems.conventions`;
     infinities still raise: they are not missing values).
     """
+    arr = _real_array(data, name)
+    if arr.ndim == 0:
+        raise ValueError(f"`{name}` must be 1-D or 2-D; got a scalar.")
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"`{name}` must be 1-D or 2-D; got {arr.ndim} dimensions.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if arr.shape[1] == 0:
+        raise ValueError(f"`{name}` must have at least one column.")
+    if arr.shape[0] < min_size:
+        raise ValueError(
+            f"`{name}` must contain at least {min_size} observations; "
+            f"got {arr.shape[0]}."
+        )
+    _check_finite(data, arr, name, allow_nan)
+    return arr
+
+
+def _real_array(data: ArrayLike, name: str) -> np.ndarray:
+    """`data` as a numpy array of real numbers (any shape), or the refusal of :func:`as_sample`."""
     if isinstance(data, np.ma.MaskedArray):
         raise TypeError(
             f"`{name}` is a masked array; kmtests does not apply masks (they would be "
@@ -99,20 +120,11 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2,
             raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
         if kind == "O":
             arr = _object_to_float(arr, name)
-    if arr.ndim == 0:
-        raise ValueError(f"`{name}` must be 1-D or 2-D; got a scalar.")
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(f"`{name}` must be 1-D or 2-D; got {arr.ndim} dimensions.")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if arr.shape[1] == 0:
-        raise ValueError(f"`{name}` must have at least one column.")
-    if arr.shape[0] < min_size:
-        raise ValueError(
-            f"`{name}` must contain at least {min_size} observations; "
-            f"got {arr.shape[0]}."
-        )
+    return arr
+
+
+def _check_finite(data: Any, arr: np.ndarray, name: str, allow_nan: bool) -> None:
+    """Refuse infinities, and missing values unless `allow_nan` (:func:`as_sample`)."""
     if not np.all(np.isfinite(arr)):
         inf = np.isinf(arr)
         if inf.any():
@@ -123,7 +135,6 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2,
             raise ValueError(f"`{name}` must not contain NaN or infinite values (missing values "
                              f"included): {locate(data, arr, np.isnan(arr), name)} is missing "
                              "(NaN). Remove or fill it.")
-    return arr
 
 
 def locate(data: Any, arr: np.ndarray, bad: np.ndarray, name: str) -> str:
@@ -182,14 +193,6 @@ def check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", 
         raise ValueError(
             f"`{names[0]}` and `{names[1]}` must have the same number of columns; "
             f"got {x.shape[1]} and {y.shape[1]}."
-        )
-
-
-def check_paired(x: np.ndarray, y: np.ndarray) -> None:
-    if x.shape[0] != y.shape[0]:
-        raise ValueError(
-            "`x` and `y` must have the same number of observations (paired data); "
-            f"got {x.shape[0]} and {y.shape[0]}."
         )
 
 

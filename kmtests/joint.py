@@ -10,7 +10,7 @@ variables, :mod:`kmtests.problems.joint`), the statistic dHSIC
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 

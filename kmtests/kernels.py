@@ -36,6 +36,8 @@ from typing import Any, Callable, ClassVar, Union
 
 import numpy as np
 
+from ._gram import CentredGram, centre_in_place, check_finite_gram, check_psd, check_symmetric
+
 __all__ = [
     "KERNELS",
     "MEDIAN_MAX_POINTS",
@@ -352,8 +354,6 @@ class Kernel(abc.ABC):
         Checked: finite values (an error names the kernel), and for user
         kernels symmetry (an error) and positive semi-definiteness (a warning).
         """
-        from ._gram import check_finite_gram
-
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below
             label = name if name.startswith("the ") else f"`{name}`"
             cg = self._centred_gram(np.ascontiguousarray(z, dtype=np.float64), label)
@@ -361,8 +361,6 @@ class Kernel(abc.ABC):
         return cg
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place
-
         return centre_in_place(np.array(self.gram(z), dtype=np.float64, copy=True))
 
     def fitted_to(self, z: np.ndarray, *, name: str = "x") -> "Kernel":
@@ -508,8 +506,6 @@ class _BandwidthKernel(Kernel):
         return np.exp(t, out=t)  # relative precision for small kernel values
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place
-
         # k - 1 = expm1(.): absolute precision for the differences that centring keeps
         t = self._exponent(self._scaled_sqdist(z, None, name))
         return centre_in_place(np.expm1(t, out=t), offset=1.0)
@@ -587,8 +583,6 @@ class Linear(Kernel):
         return x @ (x if y is None else y).T
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import CentredGram
-
         with np.errstate(over="ignore", invalid="ignore"):
             zc, m = _centred(z)
             Kc = zc @ zc.T
@@ -657,8 +651,6 @@ class Distance(Kernel):
         return D
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import CentredGram, centre_in_place
-
         zs, _, s = _unit(z)
         D = _sqdist_unit(zs)
         np.sqrt(D, out=D)
@@ -712,8 +704,6 @@ class CallableKernel(Kernel):
         return np.ascontiguousarray(out)
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place, check_psd, check_symmetric
-
         what = f"the Gram matrix of {self.phrase()}"
         K = check_symmetric(self.gram(z), what)
         check_psd(K, what)
@@ -741,8 +731,6 @@ class Precomputed(Kernel):
         return x
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place, check_psd
-
         check_psd(z, "the precomputed Gram matrix")
         return centre_in_place(np.array(z, dtype=np.float64, copy=True))
 

@@ -397,11 +397,9 @@ def test_detects_conditional_dependence_and_not_common_causes():
 
 
 def test_cache_reuses_the_decompositions_of_z(monkeypatch):
-    from kmtests import _gram
-
     calls = []
-    real = _gram.centred_spectrum
-    monkeypatch.setattr(_gram, "centred_spectrum", lambda K: calls.append(1) or real(K))
+    real = cme.centred_spectrum  # the decomposition of z, as the estimator calls it
+    monkeypatch.setattr(cme, "centred_spectrum", lambda K: calls.append(1) or real(K))
     cme.clear_cache()
     x, y, z = _data(12, 50)
     ci(x, y, z)

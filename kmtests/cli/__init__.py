@@ -15,21 +15,26 @@ line's options (``--n-features``, not ``n_features``; ``--engine exact``, not
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
+import io
 import json
 import math
 import os
 import re
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..datasets import get_scenario, load_eckerle4
+from ..studies._checkpoint import output_mode, write_output
 from . import _args as opt
-from ._data import STDIN, columns, labels, read_csv, split_by_group, unnamed_column
 from ._conditional import add_conditional, run_conditional
+from ._data import MISSING_OK, STDIN, columns, labels, read_csv, split_by_group, unnamed_column
 from ._joint import add_joint, run_joint
 
 _EXTRA = "pip install 'kmtests[power]'"
@@ -85,10 +90,6 @@ def _check_output(path: str, option: str) -> Path:
     writable; FIFOs and character devices (``/dev/stdout``, a pipe) are
     written through; directories, block devices and sockets are refused.
     """
-    import tempfile
-
-    from .._checkpoint import output_mode
-
     p = Path(path)
     if p.is_dir():
         link = " (through a symbolic link)" if p.is_symlink() else ""
@@ -113,15 +114,11 @@ def _check_output(path: str, option: str) -> Path:
 
 def _written(path: str, what: str) -> None:
     """Say where an output went, unless it went to standard output or error."""
-    from .._checkpoint import output_mode
-
     if output_mode(path) in ("replace", "through"):
         print(f"{what} written to {path}")
 
 
 def _require(module: str, option: str) -> Any:
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -130,8 +127,8 @@ def _require(module: str, option: str) -> Any:
 
 # -- commands ------------------------------------------------------------------------------
 def _demo() -> int:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import independence_test, two_sample_test
-    from ..datasets import load_eckerle4
 
     df = load_eckerle4()
     print("kmtests demo on the NIST StRD Eckerle4 data (35 transmittance measurements).")
@@ -192,23 +189,7 @@ def _samples(args: argparse.Namespace, paths: Sequence[str], k: int | None
     tables = [read_csv(p, args.sep, args.encoding) for p in paths]
     cols = args.columns
     if cols is None:  # the samples are matched by column name, never by position
-        for t in tables:
-            error = unnamed_column(t)
-            if error is not None:
-                raise error
-        ta, ca = tables[0], list(tables[0].frame.columns)
-        for tb in tables[1:]:
-            cb = list(tb.frame.columns)
-            if set(ca) != set(cb):
-                only_a = [c for c in ca if c not in set(cb)]
-                only_b = [c for c in cb if c not in set(ca)]
-                raise ValueError(
-                    f"{ta.name} and {tb.name} have different columns (only in {ta.name}: "
-                    f"{only_a}; only in {tb.name}: {only_b}); columns are matched by name: "
-                    "rename them, or choose common ones with --columns")
-        cols = [c for c in ca if c not in exclude]
-        if not cols:
-            raise ValueError(f"{ta.name}: no column besides the --strata column {strata!r}")
+        cols = _common_columns(tables, strata)
     elif strata is not None and strata in cols:
         raise ValueError(f"--columns must not contain the --strata column {strata!r}")
     samples = [columns(t, cols) for t in tables]
@@ -216,6 +197,29 @@ def _samples(args: argparse.Namespace, paths: Sequence[str], k: int | None
     name = " and ".join(names) if len(names) == 2 else ", ".join(names)
     return samples, name, (None if strata is None else
                            [labels(t, strata, "--strata") for t in tables]), names
+
+
+def _common_columns(tables: Sequence[Any], strata: str | None) -> list[str]:
+    """The columns of the samples' files, which must all have the same named ones (the
+    --strata column left out)."""
+    for t in tables:
+        error = unnamed_column(t)
+        if error is not None:
+            raise error
+    ta, ca = tables[0], list(tables[0].frame.columns)
+    for tb in tables[1:]:
+        cb = list(tb.frame.columns)
+        if set(ca) != set(cb):
+            only_a = [c for c in ca if c not in set(cb)]
+            only_b = [c for c in cb if c not in set(ca)]
+            raise ValueError(
+                f"{ta.name} and {tb.name} have different columns (only in {ta.name}: "
+                f"{only_a}; only in {tb.name}: {only_b}); columns are matched by name: "
+                "rename them, or choose common ones with --columns")
+    cols = [c for c in ca if c != strata]
+    if not cols:
+        raise ValueError(f"{ta.name}: no column besides the --strata column {strata!r}")
+    return cols
 
 
 def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str, Any]:
@@ -226,6 +230,7 @@ def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str,
 
 
 def _two_sample(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import two_sample_test
 
     x, y, name, strata = _two_samples(args)
@@ -236,6 +241,7 @@ def _two_sample(args: argparse.Namespace) -> Any:
 
 
 def _k_sample(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import k_sample_test
 
     samples, name, _, names = _samples(args, args.files, None)
@@ -261,6 +267,7 @@ def _variables(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str, A
 
 
 def _independence(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import independence_test
 
     x, y, name, strata = _variables(args)
@@ -271,6 +278,7 @@ def _independence(args: argparse.Namespace) -> Any:
 
 
 def _aggregated(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import aggregated_independence_test, aggregated_two_sample_test
 
     kind = "two_sample" if args.variant == "two-sample" else "independence"
@@ -289,11 +297,10 @@ def _aggregated(args: argparse.Namespace) -> Any:
 
 def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
     """The test options of a study (for every estimator or --test), by Python names."""
-    from ..power import TESTS
+    from ..power import TESTS  # the power study (pandas) loads only for `kmtests power`
 
     kw = opt.given(args, [o for o in _TEST_OPTIONS if o != "estimator"])
     module, fname = TESTS[(kind, False)]
-    import importlib
 
     accepted = set(inspect.signature(
         getattr(importlib.import_module(f"kmtests.{module}"), fname)).parameters)
@@ -316,7 +323,7 @@ def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[s
 
 def _power_tests(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
     """``power_curve(tests=...)`` from the --test options, validated."""
-    from ..power import _test_function
+    from ..studies.power import _test_function  # loads pandas: `kmtests power` only
 
     if not args.test:
         return None
@@ -367,8 +374,7 @@ def _check_power_outputs(args: argparse.Namespace) -> None:
 
 
 def _power(args: argparse.Namespace) -> int:
-    from ..datasets import get_scenario
-    from ..power import power_curve
+    from ..power import power_curve  # loads pandas: `kmtests power` only
 
     scen = get_scenario(args.scenario)
     test_kwargs = _power_test_kwargs(args, scen.kind, scen.name)
@@ -409,14 +415,10 @@ def _power_json(res: Any) -> dict[str, Any]:
 
 
 def _write_power_outputs(args: argparse.Namespace, res: Any) -> None:
-    from .._checkpoint import write_output
-
     if args.out:
         write_output(args.out, res.table().to_csv(index=False))
         _written(args.out, "table")
     if args.plot:
-        import io
-
         import matplotlib
 
         matplotlib.use("Agg")
@@ -580,6 +582,7 @@ def _add_power(sub: Any) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    # read when the parser is built (a test changes it on the package)
     from .. import __version__
 
     parser = argparse.ArgumentParser(
@@ -646,7 +649,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     args._n_memory = None
     flags = getattr(args, "_flags", {})
-    from ._data import MISSING_OK
 
     token = MISSING_OK.set(getattr(args, "nan_policy", None) == "omit")
     try:

@@ -11,6 +11,7 @@ registered addition is an option value with no edit here.
 from __future__ import annotations
 
 import argparse
+import codecs
 import math
 from typing import Any, Callable
 
@@ -160,8 +161,6 @@ def weights(text: str) -> str | list[float]:
 
 
 def encoding(text: str) -> str:
-    import codecs
-
     try:
         return codecs.lookup(text).name
     except LookupError:

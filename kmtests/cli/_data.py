@@ -12,6 +12,7 @@ blank labels.
 from __future__ import annotations
 
 import contextvars
+import csv
 import io
 import sys
 from dataclasses import dataclass
@@ -63,8 +64,6 @@ def _load(path: str) -> bytes:
 
 def _sniff(data: bytes, sep: str, encoding: str) -> str | None:
     """The field separator the first lines seem to use, when it is not `sep`."""
-    import csv
-
     sample = data[:4096].decode(encoding, errors="replace")
     try:
         found = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter

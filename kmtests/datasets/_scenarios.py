@@ -13,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from .._validation import check_positive_int
+
 __all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "conditional_sine",
            "gaussian_mean_shift",
            "gaussian_scale_shift", "get_scenario", "k_sample_shift", "perturbed_uniform",
@@ -123,6 +125,8 @@ def _xor(n: int, effect: float, gen: _Gen) -> _Pair:
 
 
 def _mixtures(n: int, effect: float, gen: _Gen, d: int = 5) -> _Pair:
+    # imported here, not at the top: a power study's checkpoint records the code of the
+    # scenarios' functions (kmtests.studies._canonical); moving an import changes it
     from dataclasses import replace
 
     from ._synthetic import synthetic_mixture
@@ -204,6 +208,8 @@ def _bump(t: np.ndarray) -> np.ndarray:
 def perturbed_uniform_density(x: np.ndarray, theta: np.ndarray, perturbations: int,
                               amplitude: float) -> np.ndarray:
     """``1 + amplitude sum_nu theta_nu prod_r G(P x_r - nu_r)`` on [0, 1]^d (0 outside)."""
+    # imported here: a power study's checkpoint records the code of the
+    # scenarios' functions (kmtests.studies._canonical); moving an import changes it
     import itertools
 
     n, d = x.shape
@@ -236,7 +242,6 @@ def perturbed_uniform(d: int = 1, perturbations: int = 2, smoothness: float = 1.
     True
     """
     d = _dimension(d)
-    from .._validation import check_positive_int
 
     P = check_positive_int(perturbations, "perturbations")
 
@@ -292,8 +297,6 @@ def k_sample_shift(k: int = 3, d: int = 2) -> Scenario:
     >>> [a.shape for a in k_sample_shift(3).sample(10, 0.5, rng=0)]
     [(10, 2), (10, 2), (10, 2)]
     """
-    from .._validation import check_positive_int
-
     k = check_positive_int(k, "k")
     d = _dimension(d)
 
@@ -386,8 +389,6 @@ def conditional_sine(frequency: float = 3.0) -> Scenario:
 
 
 def _dimension(d: int) -> int:
-    from .._validation import check_positive_int
-
     return check_positive_int(d, "d")
 
 

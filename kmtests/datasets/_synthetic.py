@@ -16,7 +16,7 @@ import numpy as np
 
 from .._typing import SeedLike
 from .._validation import check_positive_int, check_rng
-from ..groundtruth import GaussianMixture
+from ..studies.groundtruth import GaussianMixture
 
 __all__ = ["PAPERS_MIXTURE_WEIGHTS", "synthetic_mixture"]
 

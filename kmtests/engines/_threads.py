@@ -26,15 +26,16 @@ permutation's statistic with the same single-threaded calls.
 from __future__ import annotations
 
 import contextlib
-import os
 import numbers
+import os
+import time
 from typing import Any, Iterator
+
+import numpy as np
 
 
 def check_n_jobs(n_jobs: Any) -> int | None:
     """None, -1 (all CPUs) or 1..cpu_count; anything else raises."""
-    import numpy as np
-
     if n_jobs is None:
         return None
     n_cpu = os.cpu_count() or 1
@@ -92,8 +93,6 @@ def _own_running() -> int:
 def idle_cpus() -> int:
     """The usable CPUs not running another process's task now (at least 1; see the
     module docs). Every usable CPU where ``/proc/loadavg`` cannot be read."""
-    import time
-
     now = time.monotonic()
     if _IDLE and now - _IDLE[0] < IDLE_TTL:
         return int(_IDLE[1])

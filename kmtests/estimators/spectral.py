@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from . import _loocv as L
-from ._base import KernelMeanEstimator
+from ._base import FixedTuningError, KernelMeanEstimator
 from ._rules import General
 
 __all__ = ["FKMSE", "IteratedTikhonov", "Landweber", "NuMethod", "TSVD"]
@@ -599,8 +599,6 @@ class TSVD(_SpectralFilter):
         _check_int(self.rank, "rank", allow_none=True)
 
     def with_fixed(self, params: dict[str, Any]) -> "TSVD":
-        from ._base import FixedTuningError
-
         raise FixedTuningError(
             f"estimator {self.name!r}: a rank chosen on the pooled sample does not transfer "
             "to samples of other sizes; use tuning='permutation'.")

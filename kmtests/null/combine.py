@@ -36,16 +36,21 @@ spectral-regularised statistics over a grid of lambdas — is computed on the
 from __future__ import annotations
 
 import warnings
-
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 from .._validation import check_choice
+from .._warnings import DegenerateStatisticWarning
 from ._base import NullOutcome
-from .permutation import (TIE_RTOL, check_finite_statistic, pvalue_upper, tie_tolerance,
-                          warn_if_constant)
+from .permutation import (
+    TIE_RTOL,
+    check_finite_statistic,
+    pvalue_upper,
+    tie_tolerance,
+    warn_if_constant,
+)
 
 __all__ = ["Fuse", "MinP", "Separate", "fuse_statistic", "member_rejections",
            "minp_combination", "weights"]
@@ -258,8 +263,6 @@ class _Combination:
         """DegenerateStatisticWarning when every member is the same on every arrangement."""
         tol = TIE_RTOL * (S + S[0:1, :])
         if T.shape[0] > 1 and bool(np.all(np.abs(T - T[0:1, :]) <= tol)):
-            from .._warnings import DegenerateStatisticWarning
-
             warnings.warn(
                 f"every member of {what} is the same for the data and for every "
                 "permutation (to rounding): the aggregated statistic cannot vary with the "

@@ -47,7 +47,6 @@ multiplies squares of ``Kc Lc / 6``).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 

@@ -189,6 +189,18 @@ def prepare_data(data: Sequence[Any], names: Sequence[str], *, axis: Any = 0,
     missing = [np.isnan(a).any(axis=1) for a in arrays]
     if paired and len({a.shape[0] for a in arrays}) > 1:
         return out, []  # different numbers of observations: the problem says so
+    _refuse_missing(out, arrays, names, flags, missing, policy)
+    if not any(m.any() for m in missing):
+        return out, []
+    if paired:
+        return _omit_paired(out, arrays, names, flags, missing)
+    return _omit_each(out, arrays, names, missing)
+
+
+def _refuse_missing(out: list[Any], arrays: list[np.ndarray], names: Sequence[str],
+                    flags: list[bool], missing: list[np.ndarray], policy: str) -> None:
+    """A missing value in a Gram matrix, or in data under ``nan_policy="raise"``, is an error
+    (:func:`prepare_data`)."""
     for d, a, n, g, m in zip(out, arrays, names, flags, missing):
         if not m.any():
             continue
@@ -203,20 +215,28 @@ def prepare_data(data: Sequence[Any], names: Sequence[str], *, axis: Any = 0,
                 f"{where} is missing (NaN). Pass nan_policy='omit' to leave out the "
                 "observations with a missing value (for paired data, the whole row of "
                 "every variable), or remove or fill them.")
-    if not any(m.any() for m in missing):
-        return out, []
+
+
+def _omit_paired(out: list[Any], arrays: list[np.ndarray], names: Sequence[str],
+                 flags: list[bool], missing: list[np.ndarray]) -> tuple[list[Any], list[str]]:
+    """Paired data without the rows that miss a value in any argument (:func:`prepare_data`)."""
     notes: list[str] = []
-    if paired:
-        drop = np.logical_or.reduce(missing)
-        keep = ~drop
-        lost = "; ".join(f"{n}: {_rows(m)}" for n, m in zip(names, missing) if m.any())
-        notes.append(f"nan_policy='omit': {int(drop.sum())} of the {drop.size} paired "
-                     f"observations had a missing value and were left out ({lost})")
-        if keep.sum() < 2:
-            raise ValueError(f"nan_policy='omit' leaves {int(keep.sum())} of the {drop.size} "
-                             "paired observations (the others have a missing value); a test "
-                             "needs at least 2.")
-        return [_take(d, a, keep, g) for d, a, g in zip(out, arrays, flags)], notes
+    drop = np.logical_or.reduce(missing)
+    keep = ~drop
+    lost = "; ".join(f"{n}: {_rows(m)}" for n, m in zip(names, missing) if m.any())
+    notes.append(f"nan_policy='omit': {int(drop.sum())} of the {drop.size} paired "
+                 f"observations had a missing value and were left out ({lost})")
+    if keep.sum() < 2:
+        raise ValueError(f"nan_policy='omit' leaves {int(keep.sum())} of the {drop.size} "
+                         "paired observations (the others have a missing value); a test "
+                         "needs at least 2.")
+    return [_take(d, a, keep, g) for d, a, g in zip(out, arrays, flags)], notes
+
+
+def _omit_each(out: list[Any], arrays: list[np.ndarray], names: Sequence[str],
+               missing: list[np.ndarray]) -> tuple[list[Any], list[str]]:
+    """Each sample without its own observations that miss a value (:func:`prepare_data`)."""
+    notes: list[str] = []
     result = []
     for d, a, n, m in zip(out, arrays, names, missing):
         if m.any():

@@ -16,12 +16,15 @@ and paired pandas variables are paired by their index labels (``y`` is put in
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from .._validation import as_sample, check_same_dim
+from .._gram import check_symmetric
+from .._validation import as_sample, check_positive_int, check_same_dim
+from ..kernels import _unit
 from ._base import Problem, u_form_for_uniform_weights
 from .conventions import prepare_data
 from .schemes import Blocks, KWay, Pairing, Scheme, Split, Within
@@ -250,8 +253,6 @@ def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
     """Validate two samples (or a pooled Gram matrix and ``n_x``) into a problem, with the
     input conventions `axis` and `nan_policy` (:mod:`kmtests.problems.conventions`)."""
     if precomputed:
-        from .._gram import check_symmetric
-
         (x,), _ = prepare_data([x], ["x"], axis=axis, nan_policy=nan_policy, paired=False,
                                gram=[True])
         K = as_sample(x, "x", min_size=4)
@@ -280,8 +281,6 @@ def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
 
 def _variable(data: Any, name: str, precomputed: bool) -> Variable:
     if precomputed:
-        from .._gram import check_symmetric
-
         K = as_sample(data, name, min_size=2)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
@@ -409,8 +408,6 @@ def _labels(strata: Any, n: int, name: str) -> np.ndarray:
 
 
 def _block_length(blocks: Any) -> int:
-    from .._validation import check_positive_int
-
     b = check_positive_int(blocks, "blocks")
     if b < 2:
         raise ValueError(f"`blocks` must be a block length of at least 2; got {b}.")
@@ -482,10 +479,6 @@ def content_key(a: np.ndarray) -> bytes:
     variable's random features) are then functions of what the permutations leave
     unchanged (exact tests) and of the data's shape, not of their offset or order.
     """
-    import hashlib
-
-    from ..kernels import _unit
-
     arr = np.ascontiguousarray(a, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr[:, None]

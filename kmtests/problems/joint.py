@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from .._gram import check_symmetric
 from .._validation import as_sample
 from ..kernels import Kernel, Precomputed, resolve_kernel
 from ._base import Problem
@@ -147,7 +148,6 @@ class JointProblem(Problem):
 def _variable(data: Any, role: str, precomputed: bool) -> Variable:
     if not precomputed:
         return Variable(as_sample(data, role))
-    from .._gram import check_symmetric
 
     K = as_sample(data, role)
     if K.shape[0] != K.shape[1]:

@@ -23,10 +23,23 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
+from .._rng import child, generator
+from .._summary import (
+    WIDTH,
+    Annotated,
+    Pair,
+    Summary,
+    format_bound,
+    format_number,
+    format_pvalue,
+    html_settings_table,
+    result_table,
+    settings_table,
+)
 from .._summary import flow as _flow
-from .._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
-                       format_pvalue, html_settings_table, result_table,
-                       settings_table)
+from .._validation import check_positive_int
+from ..statistics.witness import HSICWitness, feature_relevance
+from ._plot import plot_null, plot_witness
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -272,12 +285,8 @@ class KernelTestResult:
         >>> table.index[0], int(table.loc["x[2]", "rank"])
         ('x[2]', 1)
         """
-        from .._validation import check_positive_int
-        from ..statistics.witness import HSICWitness, feature_relevance
-
         n_resamples = check_positive_int(n_resamples, "n_resamples")
         w = self._witness_object("feature relevance (it keeps the data with the witness)")
-        from .._rng import child, generator
 
         # a fixed seed (given, or the test's own) gives the same table: kept for reuse
         seeded = isinstance(rng, (int, np.integer)) or (rng is None and self.seed is not None)
@@ -330,8 +339,6 @@ class KernelTestResult:
         >>> ax.get_xlabel()
         'MMD^2_u'
         """
-        from ._plot import plot_null
-
         return plot_null(self, ax, bins)
 
     # -- p-value uncertainty -----------------------------------------------------------------
@@ -894,8 +901,6 @@ class TwoSampleResult(KernelTestResult):
         >>> ax.get_title()
         'Witness of MMD^2_u'
         """
-        from ._plot import plot_witness
-
         return plot_witness(self, ax, features, num)
 
 
@@ -955,6 +960,4 @@ class IndependenceResult(KernelTestResult):
         -------
         matplotlib.axes.Axes
         """
-        from ._plot import plot_witness
-
         return plot_witness(self, ax, features, num)

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .._summary import format_pvalue
+from ..statistics.witness import HSICWitness, MMDWitness
 
 #: a test result (kmtests.results): typed loosely, the module is below ``_base``
 KernelTestResult = Any
@@ -86,8 +87,6 @@ def _grid(points: np.ndarray, num: int) -> np.ndarray:
 def plot_witness(res: KernelTestResult, ax: Any = None, features: Sequence[int] | None = None,
                  num: int = 200) -> Any:
     """The witness function (see :meth:`TwoSampleResult.plot_witness`)."""
-    from ..statistics.witness import HSICWitness, MMDWitness
-
     w = res._witness_object()
     if isinstance(w, MMDWitness):
         return _plot_mmd_witness(res, w, ax, features, num)

@@ -218,7 +218,7 @@ class Statistic(abc.ABC):
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         """What the statistic needs of an engine."""
 
-    def check(self, problem: Any, tuning: str) -> None:
+    def check(self, problem: Any, tuning: str) -> None:  # noqa: B027 - no refusal by default
         """Raise if the statistic cannot run on `problem` (its own refusals)."""
 
     def offers(self, engine: Engine) -> frozenset[str]:

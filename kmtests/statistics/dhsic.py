@@ -50,6 +50,8 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from .._gram import CentredGram
+from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel, Precomputed
@@ -95,8 +97,6 @@ class JointGram:
     @classmethod
     def from_gram(cls, K: np.ndarray) -> "JointGram":
         """From a symmetric Gram matrix (copied)."""
-        from .._gram import CentredGram
-
         return cls.from_centred(CentredGram.from_gram(K))
 
     @property
@@ -291,8 +291,6 @@ class DHSIC(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n, d = problem.n, problem.d
         grams = 8.0 * d * n * n
         work = 8.0 * 6 * max(n * n, _CHUNK_ENTRIES)

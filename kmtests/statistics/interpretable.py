@@ -21,6 +21,8 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from .._guards import format_bytes
+from .._rng import child
+from .._validation import check_positive_int
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Uniform
@@ -72,8 +74,6 @@ class LearnedFeatures(Statistic):
         return True
 
     def __init__(self, n_locations: int | None = None, split_size: int | None = None) -> None:
-        from .._validation import check_positive_int
-
         self.n_locations = 5 if n_locations is None else check_positive_int(
             n_locations, "n_locations")
         self.split_size = None if split_size is None else check_positive_int(
@@ -112,8 +112,6 @@ class LearnedFeatures(Statistic):
         """The problem on the test pairs; the training pairs and the generator of the
         initial locations are kept by the statistic. The pairs are split at random by
         the child generator ``"split"`` of `rng` (which then draws the initial values)."""
-        from .._rng import child
-
         self.gen = child(rng, "split")
         if problem.kind == "two_sample":
             if problem.precomputed:

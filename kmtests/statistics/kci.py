@@ -41,12 +41,21 @@ from typing import Any, ClassVar, Mapping, Sequence, cast
 
 import numpy as np
 
-from ..engines import Engine, Requirements, Values
-from ..engines._loop import map_items
+from .._guards import format_bytes
+from .._rng import child
+from ..engines import Engine, Requirements, Values, lowrank
+from ..engines._loop import linalg_threads, map_items
+from ..engines._threads import numba_threads
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME, KernelMeanEstimator
-from ..estimators.conditional import (ConditionalMeanEmbedding, FittedRegression, RidgeResidual,
-                                      ridge_residual, z_spectrum)
+from ..estimators.conditional import (
+    ConditionalMeanEmbedding,
+    FittedRegression,
+    RidgeResidual,
+    feature_spectrum,
+    ridge_residual,
+    z_spectrum,
+)
 from ..estimators.filters import filter_function
 from ..kernels import Kernel
 from ..problems.conditional import standardized
@@ -248,8 +257,6 @@ class KCI(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         self.check_engine(engine)
         if engine.name in LOWRANK:
@@ -280,8 +287,6 @@ class KCI(Statistic):
         return [base]
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
-        from ..engines._loop import linalg_threads
-
         with linalg_threads(self.n_jobs, problem.n,
                             RIDGE_SINGLE_BELOW if self._direct(engine) else None):
             return self._prepare(problem, engine, rng)
@@ -350,8 +355,6 @@ class KCI(Statistic):
             return cache["pg"]
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
-            from ..engines._threads import numba_threads
-
             pg = paired()
             with numba_threads(n_jobs):
                 S = pair_sums(pg, perms)[0]
@@ -367,8 +370,6 @@ class KCI(Statistic):
 
     def _prepare_split(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
                        Ky: np.ndarray, z: np.ndarray, rng: Any) -> Prepared:
-        from .._rng import child
-
         n = problem.n
         assert self.split is not None
         n_train = int(round(self.split * n))
@@ -406,22 +407,18 @@ class KCI(Statistic):
         """Features instead of Gram matrices (RCoT-style): the regressions are ridge (or
         filter) regressions of the features of x and y on those of z, and the statistic
         ``||Rx' Ry||_F^2 / n^2`` of the residual features."""
-        from .._rng import child
-        from ..engines.lowrank import feature_map
-        from ..estimators.conditional import feature_spectrum
-
         n = problem.n
         source = self.split_rng if self.split_rng is not None else rng
         gx, gy, gz = child(source, "features").spawn(3)
         q = min(self.features_xy, n)
         r = min(int(getattr(engine, "n_features", 200)), n)
-        Fx = feature_map(engine.name, kx, xa, q, gx)
-        Fy = feature_map(engine.name, ky, y, q, gy)
+        Fx = lowrank.feature_map(engine.name, kx, xa, q, gx)  # looked up: tests patch it
+        Fy = lowrank.feature_map(engine.name, ky, y, q, gy)
         seed = gz.integers(2**63)
         cands = self._candidates(z)
         # the same draws for every candidate bandwidth (common random numbers)
-        specs = [feature_spectrum(k, feature_map(engine.name, k, z, r,
-                                                 np.random.default_rng(seed)).phi)
+        specs = [feature_spectrum(k, lowrank.feature_map(engine.name, k, z, r,
+                                                         np.random.default_rng(seed)).phi)
                  for k in cands]
         reg = self.regression
         fx = reg.fit(cands, z, Fx, spectra=specs)

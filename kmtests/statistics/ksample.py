@@ -39,6 +39,7 @@ import numpy as np
 
 from ..engines import Engine, Requirements, Values
 from ..engines._loop import map_rows_multi
+from ..engines.exact import Exact
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Rule, Uniform
 from ..kernels import Kernel
@@ -124,8 +125,6 @@ class KSampleMMD(Statistic):
                ) -> tuple[float, str, str]:
         need, what, advice = super().memory(problem, engine, tuning, batch)
         if engine.holds_gram and _fixed_factor(self.estimator.rule()) is None:
-            from ..engines.exact import Exact
-
             need += Exact.per_thread_bytes(problem.n) / 2
         return need, what, advice
 
@@ -150,19 +149,7 @@ class KSampleMMD(Statistic):
         fixed = _fixed_factor(rule)
 
         def fast(perms: np.ndarray, n_jobs: int | None) -> Values:
-            s = np.empty((perms.shape[0], k))
-            t = np.empty((perms.shape[0], k))
-            for g in range(k):
-                a, b = int(offsets[g]), int(offsets[g + 1])
-                s[:, g] = source.within_sums(group_first(perms, a, b), int(sizes[g]), n_jobs)
-                t[:, g] = source.diag_c[perms[:, a:b]].sum(axis=1)
-            if unbiased:
-                u = (s - t) / (sizes * (sizes - 1))
-                stat = ((u * (sizes * (N - sizes))).sum(axis=1) + s.sum(axis=1)) / W
-            else:
-                stat = (N / W) * (s / sizes).sum(axis=1)
-            c2 = float(fixed) ** 2  # type: ignore[arg-type]
-            return Values(c2 * stat, np.full(stat.shape, 4.0 * c2 * source.kc_max))
+            return _fixed_values(source, perms, n_jobs, sizes, offsets, unbiased, fixed)
 
         def general(perms: np.ndarray, n_jobs: int | None) -> tuple[Values, list[Any]]:
             assert cg is not None
@@ -231,3 +218,24 @@ def _weights(rule: Rule, K: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
     rho = float(K.sum()) / n ** 2
     c = float(rule(np.array([rho]), np.array([float(np.trace(K)) / n - rho]), n)[0])
     return np.full(n, c / n), {}
+
+
+def _fixed_values(source: Any, perms: np.ndarray, n_jobs: int | None, sizes: np.ndarray,
+                  offsets: np.ndarray, unbiased: bool, fixed: Any) -> Values:
+    """The statistic on each arrangement of `perms` for fixed weights (``fixed`` times the
+    uniform ones), from the within-sample sums of the pooled Gram matrix."""
+    k, N = sizes.size, int(sizes.sum())
+    W = float((sizes.sum() ** 2 - (sizes ** 2).sum()) / 2)
+    s = np.empty((perms.shape[0], k))
+    t = np.empty((perms.shape[0], k))
+    for g in range(k):
+        a, b = int(offsets[g]), int(offsets[g + 1])
+        s[:, g] = source.within_sums(group_first(perms, a, b), int(sizes[g]), n_jobs)
+        t[:, g] = source.diag_c[perms[:, a:b]].sum(axis=1)
+    if unbiased:
+        u = (s - t) / (sizes * (sizes - 1))
+        stat = ((u * (sizes * (N - sizes))).sum(axis=1) + s.sum(axis=1)) / W
+    else:
+        stat = (N / W) * (s / sizes).sum(axis=1)
+    c2 = float(fixed) ** 2
+    return Values(c2 * stat, np.full(stat.shape, 4.0 * c2 * source.kc_max))

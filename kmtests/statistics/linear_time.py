@@ -47,10 +47,13 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .._guards import format_bytes
+from .._validation import check_positive_int
 from ..engines import Engine, Requirements, Values
+from ..engines.tiles import KernelTiles
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Uniform
-from ..kernels import Kernel
+from ..kernels import CANCEL_RTOL, Kernel
 from ._base import Prepared, Statistic, require_equal_sizes
 from .witness import MMDWitness
 
@@ -116,7 +119,6 @@ def _offdiag_sums_radial(src: Any, A: np.ndarray, B: np.ndarray | None) -> np.nd
     D += aa[:, :, None]
     D += bb[:, None, :]
     np.maximum(D, 0.0, out=D)
-    from ..kernels import CANCEL_RTOL
 
     g, i, j = np.nonzero(D <= CANCEL_RTOL * (aa[:, :, None] + bb[:, None, :]))
     if g.size:  # close points: from the differences (identical points at distance 0)
@@ -202,8 +204,6 @@ class LinearTimeMMD(Statistic):
 
     def __init__(self, kernel: Kernel, kind: str = "block", block_size: int | None = None
                  ) -> None:
-        from .._validation import check_positive_int
-
         self.kernel = kernel
         self.estimator = KME()
         self.kind = kind
@@ -253,8 +253,6 @@ class LinearTimeMMD(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n, d = problem.n, problem.dims["kernel"]
         need = 8.0 * n * (3 * d + 1)  # the pooled data, its prescaled copy, a transient
         if self.kind == "block":
@@ -267,8 +265,6 @@ class LinearTimeMMD(Statistic):
                 (", or use a smaller `block_size`." if self.kind == "block" else "."))
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
-        from ..engines.tiles import KernelTiles
-
         kern = self.kernel.fitted_to(problem.z, name="the pooled sample")
         src = KernelTiles(kern, problem.z)
         n, b, kind = problem.n_x, self._b(problem.n_x), self.kind

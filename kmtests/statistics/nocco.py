@@ -21,21 +21,25 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .._gram import centred_spectrum
+from .._guards import format_bytes
+from .._validation import check_choice
 from ..engines import Engine, Requirements, Values
+from ..engines._threads import numba_threads
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
 from .aggregate import over_grid
 from .mmd import describe_kernel
-from .spectral import FILTERS, _positive_spectrum, filter_function, lambda_grid, lambda_values
+from .spectral import FILTERS, filter_function, lambda_grid, lambda_values
 
 __all__ = ["NOCCO", "nocco_values", "normalized_operators"]
 
 
 def _operators(Kc: np.ndarray, filt: str, lams: np.ndarray) -> list[np.ndarray]:
     n = Kc.shape[0]
-    kappa, U = _positive_spectrum(Kc, n)
+    kappa, U = centred_spectrum(Kc)
     g = filter_function(filt)
     out = []
     for lam in lams:
@@ -68,8 +72,6 @@ def normalized_operators(Kc: np.ndarray, Lc: np.ndarray, filt: str, lams: np.nda
 def nocco_values(ops: list[PairedGrams], perms: np.ndarray, n_jobs: int | None = None
                  ) -> Values:
     """``tr(R_X P R_Y P')`` for every permutation (rows) and every operator pair (columns)."""
-    from ..engines._threads import numba_threads
-
     B = perms.shape[0]
     stat = np.empty((B, len(ops)))
     scale = np.empty((B, len(ops)))
@@ -113,8 +115,6 @@ class NOCCO(Statistic):
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, filter: str = "tikhonov",
                  lams: Any = "auto", orientation: bool | None = None) -> None:
-        from .._validation import check_choice
-
         self.kernel_x, self.kernel_y = kernel_x, kernel_y
         self.estimator = KME()
         self.filter = check_choice(filter, "filter", tuple(FILTERS))
@@ -141,8 +141,6 @@ class NOCCO(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         L = 10 if self.lams is None else self.lams.size
         need = (4 + 2 * L) * 8.0 * n * n

@@ -44,6 +44,8 @@ from typing import Any, Callable, ClassVar, Mapping
 import numpy as np
 
 from .._gram import CentredGram, centred_spectrum
+from .._guards import format_bytes
+from .._validation import check_choice, check_positive_int
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import _CHUNK, PooledGram, _membership_into, within_sums
 from ..estimators import KME, KernelMeanEstimator
@@ -93,17 +95,11 @@ class SpectralGram:
         return self.coef.shape[1]
 
 
-def _positive_spectrum(Kc: np.ndarray, n_norm: int) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenpairs of a centred Gram matrix above rounding, descending
-    (:func:`kmtests._gram.centred_spectrum`)."""
-    return centred_spectrum(Kc)
-
-
 def pooled_spectral(cg: CentredGram, filt: Callable[[np.ndarray, float], np.ndarray],
                     lams: np.ndarray) -> SpectralGram:
     """The pooled-operator form: ``Kc_lambda = U diag(kappa g(kappa/N)) U'``."""
     N = cg.n
-    kappa, U = _positive_spectrum(cg.Kc, N)
+    kappa, U = centred_spectrum(cg.Kc)
     lam = np.asarray(lams, dtype=np.float64)
     coef = np.stack([kappa * filt(kappa / N, float(v)) for v in lam], axis=1)  # (r, L)
     diag = (U * U) @ coef
@@ -124,7 +120,7 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     s = K_z.shape[0]
     H = np.eye(s) - 1.0 / s
     # Sigma_hat = (1/(s-1)) sum_j (phi(z_j) - mean)(...)': eigenpairs of H K_z H /(s-1)
-    ev, V = _positive_spectrum(H @ K_z @ H, s)
+    ev, V = centred_spectrum(H @ K_z @ H)
     ev = ev / (s - 1)
     # f_ai = <phi(a), sqrt(ev_i) psi_i> = (K_az H V)_i / sqrt(s - 1)
     F = (K_rz @ (H @ V)) / np.sqrt(s - 1)
@@ -179,8 +175,6 @@ def lambda_grid(trace: float, count: int = 10) -> np.ndarray:
     >>> print(lambda_grid(1.0, 3))
     [1.00000000e-06 3.16227766e-03 1.00000000e+01]
     """
-    from .._validation import check_positive_int
-
     return float(trace) * np.logspace(-6.0, 1.0, check_positive_int(count, "lam"))
 
 
@@ -297,8 +291,6 @@ class SpectralMMD(Statistic):
 
     def __init__(self, kernel: Kernel, filter: str = "tikhonov", lams: Any = "auto",
                  held_out: np.ndarray | None = None) -> None:
-        from .._validation import check_choice
-
         self.kernel = kernel
         self.estimator = KME()
         self.filter = check_choice(filter, "filter", tuple(FILTERS))
@@ -328,8 +320,6 @@ class SpectralMMD(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         need = 3 * 8.0 * n * n + 8.0 * n * 128  # the centred Gram, its eigenvectors, workspace
         return (need, f"the {n} x {n} pooled Gram matrix and its eigenvectors take "
