@@ -228,7 +228,8 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
     if strata is not None:
         problem = problem.within(strata)
     options = {"filter": filter, "lam": lam, "criterion": criterion,
-               "bandwidth_z": None if bandwidth_z == "auto" else bandwidth_z,
+               "bandwidth_z": (None if isinstance(bandwidth_z, str) and bandwidth_z == "auto"
+                               else bandwidth_z),
                "augment": augment, "split_size": split_size, "cache": cache}
     stat = resolve_statistic(statistic, "conditional", kernels={"x": kx, "y": ky, "z": kz},
                              estimator=KME(), options=options)

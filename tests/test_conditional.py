@@ -440,6 +440,9 @@ def test_pandas_inputs_are_paired_by_index_and_named():
     (dict(criterion="aic"), ValueError, "`criterion` must be one of"),
     (dict(bandwidth_z=[1.0, 1.0]), ValueError, "distinct positive numbers"),
     (dict(bandwidth_z="wide"), ValueError, "`bandwidth_z` must be"),
+    # issue 32: an empty grid is refused (it was read as "auto"), as `lam=[]` is
+    (dict(bandwidth_z=[]), ValueError, "`bandwidth_z` must be"),
+    (dict(bandwidth_z=np.array([])), ValueError, "`bandwidth_z` must be"),
     (dict(split_size=0.5), ValueError, "`split_size` configures statistic='split'"),
     (dict(statistic="split", split_size=1.5), ValueError, "`split` must be a fraction"),
     (dict(method="gamma", n_resamples=99), ValueError, "`n_resamples` do(es) not apply"),
@@ -449,6 +452,12 @@ def test_refusals(kwargs, error, match):
     x, y, z = _data(14, 30)
     with pytest.raises(error, match=match.replace("(", r"\(").replace(")", r"\)")):
         ci(x, y, z, **kwargs)
+
+
+def test_a_bandwidth_z_grid_as_an_array_is_the_list():
+    x, y, z = _data(14, 30)
+    a = ci(x, y, z, bandwidth_z=np.array([0.5, 1.0]))
+    assert a.pvalue == ci(x, y, z, bandwidth_z=[0.5, 1.0]).pvalue
 
 
 def test_sizes_are_checked():

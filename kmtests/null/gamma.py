@@ -273,7 +273,7 @@ class GammaMethod(NullMethod):
                                  "not keep the conditional null): use method='gamma' or "
                                  "GammaMethod(moments='asymptotic').")
             return
-        if form.unbiased or not form.kme:
+        if form.unbiased or not form.kme or form.marginalized:
             base = {"mmd": "MMD^2_b", "hsic": "HSIC_b", "kway": "kMMD^2_b"}.get(
                 form.kind, "(V-form)")
             fix = ("estimator='kme'" if not form.unbiased

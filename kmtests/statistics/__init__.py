@@ -145,7 +145,8 @@ def _kci(split: bool) -> Builder:
         if split and fraction is None:
             fraction = 0.5
         return KCI(kernels["x"], kernels["y"], kernels["z"],
-                   bandwidth_z=opts.get("bandwidth_z") or "auto", regression=reg,
+                   bandwidth_z=("auto" if opts.get("bandwidth_z") is None
+                                else opts["bandwidth_z"]), regression=reg,
                    augment=True if opts.get("augment") is None else opts["augment"],
                    split=fraction if split else None,
                    cache=True if opts.get("cache") is None else opts["cache"])

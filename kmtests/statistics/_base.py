@@ -54,6 +54,7 @@ class FormInfo:
     name: str          # the report's name, e.g. "MMD^2_u[skmse]"
     unbiased: bool
     kme: bool          # uniform weights 1/n (the KME, or a marginalized kernel's KME)
+    marginalized: bool = False   # the KME of a marginalized (transformed) kernel
 
 
 @dataclass(frozen=True, eq=False)
