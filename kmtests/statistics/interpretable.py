@@ -35,6 +35,7 @@ from .locations import (
     learn_me,
     learn_scf,
     scf_rows,
+    standard_frame,
 )
 from .witness import HSICWitness, MMDWitness
 
@@ -76,6 +77,8 @@ class LearnedFeatures(Statistic):
         self.unbiased = False
         self.training: tuple[np.ndarray, np.ndarray] | None = None
         self.gen: np.random.Generator | None = None
+        #: ``(centre, unit)`` of the standardised coordinates the features are learned in
+        self.frame: tuple[np.ndarray, float] = (np.zeros(1), 1.0)
 
     def label(self) -> str:
         return _LABELS[self.kind]
@@ -198,23 +201,33 @@ class MESCF(LearnedFeatures):
         return Requirements("split", {"kernel": self.kernel}, own_features=self._own())
 
     def _learn(self, x: np.ndarray, y: np.ndarray) -> Learned:
+        """Learn in standardised coordinates (:func:`standard_frame` of the training
+        pairs), so that the test does not depend on the data's origin or units."""
         assert self.gen is not None
         J = self.n_locations
+        centre, unit = self.frame = standard_frame(np.vstack([x, y]))
+        xs, ys = (x - centre) / unit, (y - centre) / unit
         if self.kind == "me":
-            w = None if self.fixed_width is None else self.fixed_width ** 2
-            return learn_me(x, y, J, self.gen, w)
-        return learn_scf(x, y, J, self.gen, self.fixed_width)
+            w = None if self.fixed_width is None else (self.fixed_width / unit) ** 2
+            return learn_me(xs, ys, J, self.gen, w)
+        return learn_scf(xs, ys, J, self.gen,
+                         None if self.fixed_width is None else self.fixed_width / unit)
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         learned, (xt, _) = self._learned()
+        centre, unit = self.frame
         z, m = problem.z, problem.n_x
-        loc = learned.locations
+        zs = (z - centre) / unit
         if self.kind == "me":
-            sigma = float(np.sqrt(learned.width))
-            F = gauss_rows(z, loc, learned.width)
+            # the features in the standardised coordinates, the locations and width in
+            # the data's (for the report and the witness)
+            loc = centre + unit * learned.locations
+            sigma = float(unit * np.sqrt(learned.width))
+            F = gauss_rows(zs, learned.locations, learned.width)
         else:
-            sigma = learned.width
-            F = scf_rows(z, loc, sigma)
+            loc = learned.locations  # frequencies: dimensionless
+            sigma = float(unit * learned.width)
+            F = scf_rows(zs, loc, learned.width)
         kern = Gaussian(bandwidth=sigma)
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
@@ -244,6 +257,7 @@ class MESCF(LearnedFeatures):
                                    "criterion": learned.criterion}
         if self.kind == "scf":
             details["frequency_scale"] = sigma
+            details["frequency_origin"] = centre
         return Prepared(values=values, observed=observed, kernels={"kernel": kern},
                         what=f"{self.label()} with {kern.phrase()}", notes=notes,
                         report=details, details={"df": df},
