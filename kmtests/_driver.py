@@ -186,6 +186,9 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
     notes = (list(getattr(problem, "notes", ()))  # what the input conventions did
              + engine.notes(statistic.label(), problem.n, method.name == "permutation")
              + list(prepared.notes))
+    if getattr(method, "unused_seed", False):
+        notes.append(f"a seed (`rng`) was given, but method={method.name!r} draws nothing: "
+                     "the p-value is the same for every seed")
     restricted = getattr(problem.scheme, "restriction", None) is not None
     if statistic.unbiased and prepared.combination is None and t_obs < 0 and not restricted:
         # (with strata or blocks the statistic's null mean need not be zero: paired

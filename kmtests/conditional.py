@@ -18,7 +18,14 @@ from ._typing import ArrayLike, SeedLike
 from .engines import Engine, resolve_engine
 from .estimators import KME
 from .kernels import Precomputed, resolve_kernel
-from .null import METHODS, GammaMethod, NullMethod, WildBootstrap, resolve_method
+from .null import (
+    METHODS,
+    GammaMethod,
+    NullMethod,
+    WildBootstrap,
+    note_unused_seed,
+    resolve_method,
+)
 from .problems.conditional import ConditionalProblem, conditional_problem
 from .problems.conventions import check_alternative
 from .results import ConditionalIndependenceResult
@@ -251,8 +258,7 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
         method = "permutation"  # strata are for the (exact) permutations within them
     if method is None or (isinstance(method, str) and method.lower() == "gamma"):
         # the gamma of a conditional statistic: the asymptotic moments (Zhang et al.)
-        given = {"n_resamples": n_resamples, "batch": batch, "rng": method_rng,
-                 "progress": progress}
+        given = {"n_resamples": n_resamples, "batch": batch, "progress": progress}
         clash = [f"`{k}`" for k, v in given.items() if v is not None]
         if clash:
             which = "method='gamma'" + (" (the default)" if method is None else "")
@@ -260,6 +266,9 @@ def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any =
                              f"with no random draws: {', '.join(clash)} do(es) not apply. "
                              "Drop them, or draw the null with method='chi2' or 'wild'.")
         method = GammaMethod(moments="asymptotic")
+        if method_rng is not None:  # a seed is welcome, and the result says it was unused
+            method = note_unused_seed(method)
+            method_rng = None
     meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=method_rng,
                           n_jobs=n_jobs, progress=progress, default=stat.default_method)
     if isinstance(method, str) and isinstance(meth, WildBootstrap):

@@ -431,7 +431,6 @@ def test_pandas_inputs_are_paired_by_index_and_named():
 # -- refusals -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(method="permutation"), ValueError, "needs permutations that keep the conditional"),
-    (dict(rng=1), ValueError, "with no random draws: `rng`"),
     (dict(statistic="split", strata=np.zeros(30)), ValueError, "permutations within strata"),
     (dict(kernel_x="precomputed"), ValueError, "precomputed Gram matrices are not supported"),
     (dict(lam=-1.0), ValueError, "`lam` must be a positive number"),
@@ -452,6 +451,30 @@ def test_refusals(kwargs, error, match):
     x, y, z = _data(14, 30)
     with pytest.raises(error, match=match.replace("(", r"\(").replace(")", r"\)")):
         ci(x, y, z, **kwargs)
+
+
+def test_a_seed_is_accepted_where_nothing_is_drawn():
+    """Issue 32: a seed with the gamma null (which draws nothing) was refused ("`rng`
+    do(es) not apply"); it is accepted, and the result says nothing was drawn."""
+    x, y, z = _data(14, 30)
+    seeded, plain = ci(x, y, z, rng=0), ci(x, y, z)
+    assert seeded.pvalue == plain.pvalue and seeded.statistic == plain.statistic
+    note = "a seed (`rng`) was given, but method='gamma' draws nothing"
+    assert any(n.startswith(note) for n in seeded.notes)
+    assert note in str(seeded) and not any("draws nothing" in n for n in plain.notes)
+    with pytest.raises(ValueError, match="`n_resamples` do"):
+        ci(x, y, z, rng=0, n_resamples=99)
+
+
+@pytest.mark.parametrize("method", ["gamma", "normal"])
+def test_a_seed_is_accepted_by_the_other_nulls_that_draw_nothing(method):
+    gen = np.random.default_rng(3)
+    x, y = gen.normal(size=(40, 1)), gen.normal(size=(40, 1))
+    stat = "block" if method == "normal" else None
+    seeded = kmtests.two_sample_test(x, y, method=method, statistic=stat, rng=5)
+    assert seeded.pvalue == kmtests.two_sample_test(x, y, method=method,
+                                                    statistic=stat).pvalue
+    assert any("draws nothing" in n for n in seeded.notes)
 
 
 def test_a_bandwidth_z_grid_as_an_array_is_the_list():

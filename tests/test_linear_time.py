@@ -197,7 +197,16 @@ def test_summary_says_engine_statistic_and_blocks():
 
 # -- errors -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("engine", ["block", "linear"])
-@pytest.mark.parametrize("opt", [dict(n_resamples=99), dict(rng=1), dict(batch=10),
+def test_a_seed_is_accepted_and_said_unused(engine):
+    """Issue 32: a seed was refused by the nulls that draw nothing."""
+    x, y = _data(50)
+    res = two_sample_test(x, y, engine=engine, rng=1)
+    assert res.pvalue == two_sample_test(x, y, engine=engine).pvalue
+    assert any("draws nothing" in n for n in res.notes)
+
+
+@pytest.mark.parametrize("engine", ["block", "linear"])
+@pytest.mark.parametrize("opt", [dict(n_resamples=99), dict(batch=10),
                                  dict(progress=True), dict(n_jobs=1)])
 def test_permutation_options_are_refused(engine, opt):
     x, y = _data(50)

@@ -115,7 +115,9 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
         raise ValueError(f"`method` must be one of {names}, or a method object of "
                          f"kmtests.null; got {method!r}.")
     cls = METHODS[name.lower()]
-    clash = [k for k, v in given.items() if v is not None and k not in cls.test_options]
+    unused_seed = rng is not None and "rng" not in cls.test_options
+    clash = [k for k, v in given.items()
+             if v is not None and k not in cls.test_options and k != "rng"]
     if clash:
         which = (f"the statistic's null (method={name.lower()!r}, its default)"
                  if method is None else f"method={name.lower()!r}")
@@ -123,10 +125,17 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
                          f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply."
                          + (" Drop them, or run a permutation test with engine='exact' or "
                             "'streamed'." if method is None else ""))
-    opts = {k: v for k, v in given.items() if v is not None}
+    opts = {k: v for k, v in given.items() if v is not None and k in cls.test_options}
     if "n_resamples" in cls.test_options and "n_resamples" not in opts:
         opts["n_resamples"] = DEFAULT_N_RESAMPLES
-    return cls(**opts)
+    return note_unused_seed(cls(**opts)) if unused_seed else cls(**opts)
+
+
+def note_unused_seed(method: NullMethod) -> NullMethod:
+    """`method`, marked as given a seed it has no use for (it draws nothing): a script that
+    seeds every test runs, and the result's notes say that nothing was drawn."""
+    object.__setattr__(method, "unused_seed", True)
+    return method
 
 
 def _with_options(method: NullMethod, given: dict[str, Any]) -> NullMethod:
@@ -136,10 +145,10 @@ def _with_options(method: NullMethod, given: dict[str, Any]) -> NullMethod:
     clash = [k for k, v in given.items() if v is not None and k != "n_jobs"]
     if not method.test_options:
         clash += ["n_jobs"] * (n_jobs is not None)
-        if clash:
+        if [k for k in clash if k != "rng"]:
             raise ValueError(f"{type(method).__name__} has no permutations: "
                              f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply.")
-        return method
+        return note_unused_seed(method) if clash else method
     if clash:
         raise ValueError(f"give {', '.join(f'`{k}`' for k in clash)} either in `method` "
                          f"({type(method).__name__}) or as an argument of the test, not "
