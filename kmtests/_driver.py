@@ -213,6 +213,8 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
         kernels=prepared.kernels, sizes={**problem.sizes, **prepared.sizes},
         seed=seed_of(method.source_of_randomness), tuning=prepared.tuning,
         data_name=problem.data_name, details={**prepared.report, **out.details},
+        columns=dict(getattr(problem, "columns", {})),
+        labels=tuple(getattr(problem, "labels", ("x", "y"))),
         notes=tuple(notes),
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
         engine=engine.name, engine_info=prepared.engine_info, _witness=prepared.witness)

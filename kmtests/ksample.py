@@ -111,6 +111,9 @@ def k_sample_test(
     >>> print(f"{res.statistic_name} = {res.statistic:.4f}, p = {res.pvalue:.3f}")
     kMMD^2_u = 0.1041, p = 0.002
     """
+    names = _sample_names(samples, sample_names)
+    if data_name is None and sample_names is not None:  # the report names the samples too
+        data_name = ", ".join(names[:-1]) + " and " + names[-1]
     problem, stat, eng, meth, tuning_ = _plan(
         samples, kernel=kernel, bandwidth=bandwidth, estimator=estimator, statistic=statistic,
         method=method, tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch,
@@ -118,7 +121,6 @@ def k_sample_test(
         n_features=n_features, alternative=alternative, nan_policy=nan_policy, axis=axis)
     res = _driver.run(problem, stat, eng, meth, tuning_)
     assert isinstance(res, KSampleResult)
-    names = _sample_names(samples, sample_names)
     return dataclasses.replace(res, samples=names, _pairwise=_pairwise(
         problem, res, stat, meth, tuning_, eng))
 

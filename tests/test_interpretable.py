@@ -211,10 +211,57 @@ def test_me_witness_and_pictures():
         scf.witness(x)
 
 
+@pytest.mark.parametrize("kind", ["me", "scf"])
+def test_unequal_sizes_are_subsampled_with_the_seed(kind):
+    """Issue 32: unbalanced data were refused ("same size"); the larger sample is
+    subsampled at random by `rng` (its own child generator), and the report says so."""
+    x, y = _gmd(70, 2, 1.0, 8)
+    res = two_sample_test(x, y[:50], statistic=kind, n_locations=2, rng=3,
+                          method="asymptotic")
+    again = two_sample_test(x, y[:50], statistic=kind, n_locations=2, rng=3,
+                            method="asymptotic")
+    assert res.pvalue == again.pvalue
+    assert res.sizes["n_x"] + res.sizes["training pairs"] == 50
+    note = [n for n in res.notes if "were drawn at random" in n]
+    assert note and "50 of the 70 observations of x" in note[0]
+    assert "50 of the 70 observations of x" in " ".join(str(res).split())
+    swapped = two_sample_test(x[:50], y, statistic=kind, n_locations=2, rng=3,
+                              method="asymptotic")
+    assert any("observations of y were drawn" in n for n in swapped.notes)
+    # the subsample is the "subsample" child of the seed: the pairs it keeps
+    from kmtests._rng import child
+
+    keep = np.sort(child(3, "subsample").choice(70, size=50, replace=False))
+    same = two_sample_test(x[keep], y[:50], statistic=kind, n_locations=2, rng=3,
+                           method="asymptotic")
+    assert same.statistic == res.statistic
+    equal = two_sample_test(x[:50], y[:50], statistic=kind, n_locations=2, rng=3,
+                            method="asymptotic")
+    assert not any("were drawn at random" in n for n in equal.notes)
+
+
+def test_me_witness_plot_marks_the_locations_in_every_panel():
+    """Issue 32: with more than two columns the witness is drawn feature by feature; the
+    learned locations are marked in each panel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x, y = _gmd(100, 3, 1.0, 9)
+    res = two_sample_test(x, y, statistic="me", n_locations=2, rng=1, method="asymptotic")
+    axs = res.plot_witness()
+    loc = res.details["locations"]
+    for j, ax in enumerate(axs):
+        stars = [c for c in ax.collections if len(c.get_offsets()) == 2]
+        assert len(stars) == 1
+        np.testing.assert_allclose(np.sort(stars[0].get_offsets()[:, 0]), np.sort(loc[:, j]))
+        assert "learned test locations" in ax.get_legend_handles_labels()[1] or j > 0
+    plt.close("all")
+
+
 def test_refusals():
     x, y = _gmd(60, 2, 0.0, 1)
-    with pytest.raises(ValueError, match="same size"):
-        two_sample_test(x, y[:50], statistic="me")
     with pytest.raises(ValueError, match="Gaussian kernel"):
         two_sample_test(x, y, statistic="me", kernel="laplacian")
     with pytest.raises(ValueError, match="estimator='kme'"):

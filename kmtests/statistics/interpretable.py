@@ -25,7 +25,7 @@ from ..engines import Engine, Requirements, Values
 from ..estimators import KME
 from ..estimators._rules import Uniform
 from ..kernels import Gaussian, Kernel
-from ._base import Prepared, Statistic, require_equal_sizes
+from ._base import Prepared, Statistic
 from .locations import (
     Learned,
     fsic_features,
@@ -79,6 +79,8 @@ class LearnedFeatures(Statistic):
         self.gen: np.random.Generator | None = None
         #: ``(centre, unit)`` of the standardised coordinates the features are learned in
         self.frame: tuple[np.ndarray, float] = (np.zeros(1), 1.0)
+        #: unequal sizes: (the larger sample, its size, the size it was subsampled to)
+        self.subsampled: tuple[str, int, int] | None = None
 
     def label(self) -> str:
         return _LABELS[self.kind]
@@ -116,13 +118,20 @@ class LearnedFeatures(Statistic):
             if problem.precomputed:
                 raise ValueError(f"{_PAPERS[self.kind]} evaluates the kernel at learned "
                                  "locations: it needs the data, not kernel='precomputed'.")
-            require_equal_sizes(problem, _PAPERS[self.kind], "statistic='unbiased'",
-                                " (the authors' statistic)")
-            n = problem.n_x
+            x, y = problem.z[:problem.n_x], problem.z[problem.n_x:]
+            if x.shape[0] != y.shape[0]:
+                # the tests pair x_i with y_i: a random subsample of the larger sample (by
+                # the child generator "subsample" of `rng`), said in the report
+                sub = child(rng, "subsample")
+                big, small = (x, y) if x.shape[0] > y.shape[0] else (y, x)
+                keep = np.sort(sub.choice(big.shape[0], size=small.shape[0], replace=False))
+                which = "x" if big is x else "y"
+                self.subsampled = (which, big.shape[0], small.shape[0])
+                x, y = (big[keep], small) if which == "x" else (small, big[keep])
+            n = x.shape[0]
             m = self._split(n)
             order = self.gen.permutation(n)
             tr, te = order[:m], np.sort(order[m:])
-            x, y = problem.z[:n], problem.z[n:]
             self.training = (x[tr], y[tr])
             return problem.with_data(np.vstack([x[te], y[te]]), te.size, te.size)
         if problem.precomputed:
@@ -244,6 +253,12 @@ class MESCF(LearnedFeatures):
         full = F.shape[1]
         notes = self._notes(learned, xt.shape[0],
                             "test locations" if self.kind == "me" else "test frequencies")
+        if self.subsampled is not None:
+            which, big, small = self.subsampled
+            notes.append(f"the {_PAPERS[self.kind].split(' (')[0].removeprefix('the ')} "
+                         f"pairs x_i with y_i: {small} of the {big} observations of {which} "
+                         "were drawn at random (by `rng`) to match the other sample's size; "
+                         "the others are not used")
         if df < full:
             notes.append(f"the features' covariance on the test pairs has rank {df} of "
                          f"{full}: the statistic uses {df} directions and the chi-square null "
