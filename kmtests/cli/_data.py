@@ -236,8 +236,29 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
     if group not in frame.columns:
         raise ValueError(f"--group: unknown column {group!r} in {table.name}; available: "
                          f"{list(frame.columns)}")
-    values = frame[group].fillna("").str.strip()
-    present = list(dict.fromkeys(values))
+    raw = frame[group].fillna("")
+    values = raw.str.strip()
+    # labels that differ only by surrounding spaces ("a " and "a") are not merged silently
+    spellings = raw[raw != values].groupby(values[raw != values]).first()
+    clash = [(lab, spellings[lab]) for lab in spellings.index if (raw == lab).any()
+             or raw[values == lab].nunique() > 1]
+    if clash:
+        lab, other = clash[0]
+        alt = sorted(set(raw[values == lab]))
+        raise ValueError(f"--group {group}: column {group!r} of {table.name} spells the label "
+                         f"{lab!r} in {len(alt)} ways ({', '.join(repr(a) for a in alt)}), "
+                         "which differ only by spaces; write them alike in the file, or they "
+                         "would be taken for one group without a word")
+    missing_rows = np.flatnonzero((values == "").to_numpy())
+    if missing_rows.size:
+        if not MISSING_OK.get():
+            rows = ", ".join(str(i + 1) for i in missing_rows[:5])
+            raise ValueError(
+                f"--group {group}: {missing_rows.size} row(s) of {table.name} have no value "
+                f"in column {group!r} (data row(s) {rows}"
+                f"{', ...' if missing_rows.size > 5 else ''}); give them a label, or "
+                "--nan-policy omit to leave them out")
+    present = [v for v in dict.fromkeys(values) if v != ""]
     what = "a two-sample test compares two groups" if k == 2 else \
         "a k-sample test compares at least two groups"
     if groups is None:
@@ -270,6 +291,10 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
     if cols is None and "" in data_cols:
         raise unnamed_column(table) or ValueError(table.name)
     masks = [(values == g).to_numpy() for g in groups]
+    for g, m in zip(groups, masks):
+        if int(m.sum()) < 2:
+            raise ValueError(f"--group {group}: group {g!r} of {table.name} has "
+                             f"{int(m.sum())} row(s); each group needs at least 2")
     samples = [columns(table, data_cols, rows=m) for m in masks]
     name = f"{table.name}: {group} = " + ", ".join(str(g) for g in groups)
     if len(groups) == 2:
