@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._guards import check_memory
+from ._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
 from .null.permutation import check_finite_statistic
 from .results import KernelTestResult, result_class
@@ -202,6 +203,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
                          f"({p.get('n_iter', '?')} iterations); its parameters are the best "
                          "found")
     notes += out.notes
+    notes += hints(problem, prepared.kernels, params)  # likely set-up mistakes (issue 32)
     from ._rng import seed_of
 
     common: dict[str, Any] = dict(
