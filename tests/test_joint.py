@@ -329,9 +329,9 @@ def test_report_names_the_level(rng):
         assert res.to_dict()["level"] == level
         assert set(res.bandwidths) == {"x1", "x2", "x3"}
     assert "gamma_shape" in str(gam.summary())
-    assert boot.conf_int()[0] <= boot.pvalue <= boot.conf_int()[1]
+    assert boot.pvalue_interval()[0] <= boot.pvalue <= boot.pvalue_interval()[1]
     with pytest.raises(NotImplementedError):
-        gam.conf_int()
+        gam.pvalue_interval()
 
 
 # -- level and power (slow) -----------------------------------------------------------------

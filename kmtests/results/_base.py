@@ -2,7 +2,7 @@
 
 Frozen dataclasses with the scipy attribute names (``statistic``, ``pvalue``,
 ``null_distribution``) and statsmodels-style methods (``summary()``,
-``summary_frame()``, ``conf_int()``). ``print(result)`` gives an R
+``summary_frame()``, ``pvalue_interval()``). ``print(result)`` gives an R
 ``htest``-style block. ``statistic, pvalue = result`` unpacks as scipy's
 results do.
 
@@ -336,6 +336,17 @@ class KernelTestResult:
 
     # -- p-value uncertainty -----------------------------------------------------------------
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """Deprecated name of :meth:`pvalue_interval` (statsmodels' ``conf_int`` is an
+        interval of the parameters, not of the p-value); warns with ``FutureWarning``."""
+        import warnings
+
+        warnings.warn("conf_int() is renamed pvalue_interval(): it is the Monte Carlo "
+                      "interval of the p-value, not a confidence interval of a parameter "
+                      "(statsmodels' conf_int); conf_int() will be removed.",
+                      FutureWarning, stacklevel=2)
+        return self.pvalue_interval(alpha)
+
+    def pvalue_interval(self, alpha: float = 0.05) -> np.ndarray:
         """Monte Carlo confidence interval of the p-value.
 
         For a Monte Carlo permutation test the reported p-value estimates the
