@@ -255,6 +255,28 @@ def test_summary_reports_the_relevance_table():
     assert "Feature relevance" in res.summary(relevance=True).as_html()
 
 
+def _holm_by_hand(p):
+    """The step-down formula kmtests used before statsmodels' multipletests (issue 32)."""
+    p = np.asarray(p, dtype=np.float64)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_holm_is_statsmodels_and_bit_identical_to_the_old_formula(seed):
+    gen = np.random.default_rng(seed)
+    m = int(gen.integers(1, 40))
+    # permutation p-values (1 + k) / (1 + B) have ties; some near 0 and 1
+    p = (1 + gen.integers(0, 200, size=m)) / 200.0
+    if seed % 2:
+        p = gen.uniform(size=m) ** 3
+    np.testing.assert_array_equal(holm(p), _holm_by_hand(p))
+
+
 def test_holm_examples():
     np.testing.assert_allclose(holm(np.array([0.01, 0.04, 0.03])), [0.03, 0.06, 0.06])
     np.testing.assert_allclose(holm(np.array([0.5, 0.6])), [1.0, 1.0])
