@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._guards import check_memory
-from ._hints import hints
+from .results._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
 from .null.permutation import check_finite_statistic
 from .results import KernelTestResult, result_class

@@ -293,7 +293,8 @@ def test_group_labels_spaces_missing_and_small_groups(files, capsys):
     unlabelled.loc[[0, 5], "g"] = np.nan
     unlabelled.to_csv(tmp / "unlabelled.csv", index=False)
     rc, out, err = _run(capsys, "two-sample", tmp / "unlabelled.csv", "--group", "g")
-    assert rc == 2 and "2 row(s) of" in err and "no value in column 'g' (data row(s) 1, 6)" in err
+    assert rc == 2 and "2 row(s) of" in err and "have no label (data row(s) 1, 6)" in err
+    assert "--nan-policy omit to leave them out" in err
     d = _json(capsys, "two-sample", tmp / "unlabelled.csv", "--group", "g", "--groups",
               "ctl,trt", "--nan-policy", "omit", "--seed", 1, "--n-resamples", 49)
     assert sum(d["sizes"].values()) == len(df) - 2

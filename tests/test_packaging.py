@@ -29,7 +29,8 @@ import kmtests
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the files the build reads (MANIFEST.in says what the sdist keeps)
-SOURCES = ["kmtests", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "CHANGELOG.md"]
+SOURCES = ["kmtests", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "CHANGELOG.md",
+           "tests", "docs"]
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +52,7 @@ def dist(tmp_path_factory) -> Path:
     for name in SOURCES:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, src / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_build"))
         else:
             shutil.copy2(ROOT / name, src / name)
     out = tmp / "dist"
@@ -104,8 +105,9 @@ def test_the_wheel_holds_the_package_its_data_and_license(dist):
 
 
 def test_the_sdist_holds_what_builds_the_package(dist):
-    """The sdist builds and installs kmtests (the wheel above was built from it); the
-    test-suite, docs and benchmarks read one another and stay in the repository."""
+    """The sdist builds and installs kmtests (the wheel above was built from it) and
+    carries the test-suite and the documentation sources (issue 32); the benchmarks and
+    the CI script stay in the repository."""
     sdist = _one(dist, "kmtests-*.tar.gz")
     top = f"kmtests-{kmtests.__version__}"
     with tarfile.open(sdist) as t:
@@ -114,7 +116,11 @@ def test_the_sdist_holds_what_builds_the_package(dist):
                    "kmtests/py.typed", "kmtests/datasets/data/eckerle4.csv"):
         assert needed in names, needed
     assert sdist.name == f"{top}.tar.gz"
-    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "docs/", ".ci/"))]
+    assert not [n for n in names if n.startswith(("benchmarks/", ".ci/", "docs/_build/"))]
+    for needed in ("tests/conftest.py", "tests/test_packaging.py", "docs/conf.py",
+                   "docs/index.rst", "docs/user_guide/where.rst"):
+        assert needed in names, needed
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi"))]
 
 
 @pytest.fixture(scope="module")

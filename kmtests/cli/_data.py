@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ..problems.groups import check_group_sizes, group_labels
+
 if TYPE_CHECKING:  # pandas is imported lazily
     import pandas as pd
 
@@ -236,28 +238,8 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
     if group not in frame.columns:
         raise ValueError(f"--group: unknown column {group!r} in {table.name}; available: "
                          f"{list(frame.columns)}")
-    raw = frame[group].fillna("")
-    values = raw.str.strip()
-    # labels that differ only by surrounding spaces ("a " and "a") are not merged silently
-    spellings = raw[raw != values].groupby(values[raw != values]).first()
-    clash = [(lab, spellings[lab]) for lab in spellings.index if (raw == lab).any()
-             or raw[values == lab].nunique() > 1]
-    if clash:
-        lab, other = clash[0]
-        alt = sorted(set(raw[values == lab]))
-        raise ValueError(f"--group {group}: column {group!r} of {table.name} spells the label "
-                         f"{lab!r} in {len(alt)} ways ({', '.join(repr(a) for a in alt)}), "
-                         "which differ only by spaces; write them alike in the file, or they "
-                         "would be taken for one group without a word")
-    missing_rows = np.flatnonzero((values == "").to_numpy())
-    if missing_rows.size:
-        if not MISSING_OK.get():
-            rows = ", ".join(str(i + 1) for i in missing_rows[:5])
-            raise ValueError(
-                f"--group {group}: {missing_rows.size} row(s) of {table.name} have no value "
-                f"in column {group!r} (data row(s) {rows}"
-                f"{', ...' if missing_rows.size > 5 else ''}); give them a label, or "
-                "--nan-policy omit to leave them out")
+    flag = f"--group {group}"
+    values = group_labels(frame[group], flag, table.name, MISSING_OK.get(), "--nan-policy omit")
     present = [v for v in dict.fromkeys(values) if v != ""]
     what = "a two-sample test compares two groups" if k == 2 else \
         "a k-sample test compares at least two groups"
@@ -290,11 +272,7 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
         raise ValueError(f"{table.name}: no column besides the group column {group!r}")
     if cols is None and "" in data_cols:
         raise unnamed_column(table) or ValueError(table.name)
-    masks = [(values == g).to_numpy() for g in groups]
-    for g, m in zip(groups, masks):
-        if int(m.sum()) < 2:
-            raise ValueError(f"--group {group}: group {g!r} of {table.name} has "
-                             f"{int(m.sum())} row(s); each group needs at least 2")
+    masks = check_group_sizes(values, groups, flag, table.name)
     samples = [columns(table, data_cols, rows=m) for m in masks]
     name = f"{table.name}: {group} = " + ", ".join(str(g) for g in groups)
     if len(groups) == 2:

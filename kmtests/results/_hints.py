@@ -61,7 +61,7 @@ def scale_hint(kernel: Any, data: np.ndarray | None, where: str,
     >>> print(note[note.index("(") + 1:note.index(")")])
     standard deviation 4.9e+02 for b, 0.93 for a
     """
-    from .kernels import _BandwidthKernel
+    from ..kernels import _BandwidthKernel
 
     if (not isinstance(kernel, _BandwidthKernel) or kernel._vector
             or not str(kernel.bandwidth_rule).startswith("median") or data is None):
