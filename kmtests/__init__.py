@@ -9,6 +9,9 @@ independence_test, hsic
 k_sample_test, KSampleResult
     Kernel k-sample test (are k samples from one distribution?), with post-hoc
     pairwise tests.
+by_group
+    The samples of one DataFrame split by a group column (the command line's
+    ``--group``): ``two_sample_test(*by_group(df, "arm"))``.
 conditional_independence_test (ci_test), ConditionalIndependenceResult
     Kernel conditional independence test (KCI) with a tuned regression on z.
 joint_independence_test, dhsic
@@ -52,6 +55,7 @@ from .conditional import conditional_independence_test as conditional_independen
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .ksample import k_sample_test as k_sample_test
+from .problems.groups import by_group as by_group
 from .joint import dhsic as dhsic
 from .joint import joint_independence_test as joint_independence_test
 from .null import GammaMethod as GammaMethod
@@ -88,6 +92,7 @@ __all__ = [
     "ApproximationWarning",
     "aggregated_independence_test",
     "aggregated_two_sample_test",
+    "by_group",
     "ci_test",
     "ConditionalIndependenceResult",
     "conditional_independence_test",

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._guards import check_memory
+from .results._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
 from .null.permutation import check_finite_statistic
 from .results import KernelTestResult, result_class
@@ -185,6 +186,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
                          f"({p.get('n_iter', '?')} iterations); its parameters are the best "
                          "found")
     notes += out.notes
+    notes += hints(problem, prepared.kernels, params)  # likely set-up mistakes (issue 32)
     from ._rng import seed_of
 
     common: dict[str, Any] = dict(
@@ -196,6 +198,8 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
         kernels=prepared.kernels, sizes={**problem.sizes, **prepared.sizes},
         seed=seed_of(method.source_of_randomness), tuning=prepared.tuning,
         data_name=problem.data_name, details={**prepared.report, **out.details},
+        columns=dict(getattr(problem, "columns", {})),
+        labels=tuple(getattr(problem, "labels", ("x", "y"))),
         notes=tuple(notes),
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
         engine=engine.name, engine_info=prepared.engine_info, _witness=prepared.witness)

@@ -206,8 +206,8 @@ def build(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, Any],
                           default=default, problem=problem)
     if rng is not None and not drawn and meth.source_of_randomness is None:
         problem = dataclasses.replace(problem, notes=problem.notes + (
-            f"rng={rng!r} was given, but nothing was drawn: method={meth.name!r} computes "
-            "the p-value without random numbers",))
+            f"a seed (`rng`) was given, but method={meth.name!r} draws nothing: nothing was "
+            "drawn, and the p-value is the same for every seed",))
     return Plan(problem, stat, eng, meth, tuning)
 
 

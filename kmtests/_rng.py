@@ -30,7 +30,8 @@ __all__ = ["KEYS", "child", "generator", "keyed", "permuted_rows", "role_key",
            "root_sequence", "seed_of"]
 
 #: spawn index of each role's child generator
-KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2, "relevance": 3}
+KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2, "relevance": 3,
+                        "subsample": 4}
 
 
 def role_key(role: str) -> int:

@@ -13,6 +13,7 @@ from typing import Any, Literal, Sequence
 
 from . import _plan
 from ._docs import shared_docs
+from ._posthoc import sample_names as sample_names_of
 from ._posthoc import with_pairwise
 from ._typing import ArrayLike, SeedLike
 from .engines import Engine
@@ -103,5 +104,8 @@ def k_sample_test(
     >>> print(f"{res.statistic_name} = {res.statistic:.4f}, p = {res.pvalue:.3f}")
     kMMD^2_u = 0.1041, p = 0.002
     """
+    names = sample_names_of(samples, sample_names)
+    if data_name is None and sample_names is not None:  # the report names the samples too
+        data_name = ", ".join(names[:-1]) + " and " + names[-1]
     plan = _plan.build_here(samples, locals())
     return with_pairwise(plan, samples, sample_names)

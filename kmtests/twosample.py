@@ -235,7 +235,7 @@ def two_sample_test(
     -------
     TwoSampleResult
         With ``statistic``, ``pvalue``, ``null_distribution``, the settings
-        and ``summary()``, ``summary_frame()``, ``conf_int()``.
+        and ``summary()``, ``summary_frame()``, ``pvalue_interval()``.
 
     Raises
     ------

@@ -272,6 +272,47 @@ def test_group_errors(files, capsys, argv, message):
     assert rc == 2 and out == "" and message in err and err.count("\n") == 1
 
 
+def test_group_labels_spaces_missing_and_small_groups(files, capsys):
+    """Issue 32: "a " and "a" were merged silently, a missing label became a group of its
+    own, and a faulty group was named by its position ("`x4`")."""
+    tmp, x, y = files
+    df = pd.read_csv(tmp / "both.csv")
+    spaced = df.copy()
+    spaced.loc[0, "g"] = spaced.loc[0, "g"] + " "
+    spaced.to_csv(tmp / "spaced.csv", index=False)
+    rc, out, err = _run(capsys, "two-sample", tmp / "spaced.csv", "--group", "g")
+    label = df.loc[0, "g"]
+    assert rc == 2 and out == "" and f"spells the label {label!r} in 2 ways" in err
+    # the same extra space on every row of a label is harmless (read as the label)
+    padded = df.copy()
+    padded["g"] = " " + padded["g"]
+    padded.to_csv(tmp / "padded.csv", index=False)
+    args = ["--group", "g", "--groups", "ctl,trt", "--seed", 1, "--n-resamples", 49]
+    assert (_json(capsys, "two-sample", tmp / "padded.csv", *args)["pvalue"]
+            == _json(capsys, "two-sample", tmp / "both.csv", *args)["pvalue"])
+    unlabelled = df.copy()
+    unlabelled.loc[[0, 5], "g"] = np.nan
+    unlabelled.to_csv(tmp / "unlabelled.csv", index=False)
+    rc, out, err = _run(capsys, "two-sample", tmp / "unlabelled.csv", "--group", "g")
+    assert rc == 2 and "2 row(s) of" in err and "have no label (data row(s) 1, 6)" in err
+    assert "--nan-policy omit to leave them out" in err
+    d = _json(capsys, "two-sample", tmp / "unlabelled.csv", "--group", "g", "--groups",
+              "ctl,trt", "--nan-policy", "omit", "--seed", 1, "--n-resamples", 49)
+    assert sum(d["sizes"].values()) == len(df) - 2
+    tiny = pd.concat([df, df.iloc[:1].assign(g="solo")])
+    tiny.to_csv(tmp / "tiny.csv", index=False)
+    rc, out, err = _run(capsys, "k-sample", tmp / "tiny.csv", "--group", "g")
+    assert rc == 2 and "group 'solo' of" in err and "has 1 row(s)" in err and "`x" not in err
+
+
+def test_only_the_greater_alternative_is_offered(capsys):
+    from kmtests.cli import _parser
+
+    text = _parser().format_help() + _parser()._subparsers._group_actions[0].choices[
+        "two-sample"].format_help()
+    assert "{greater}" in text and "two-sided,less" not in text.replace(" ", "")
+
+
 def test_group_with_three_values_or_two_files_is_refused(files, capsys):
     tmp, _, _ = files
     df = pd.read_csv(tmp / "both.csv")
@@ -509,3 +550,5 @@ def test_nan_policy_and_alternative_reach_every_test(files, capsys):
     rc, _, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--alternative",
                       "two-sided")
     assert rc == 2 and err.startswith("kmtests: error: ") and "--alternative" in err
+    assert "--alternative two-sided has no meaning for a kernel test" in err
+    assert "--alternative greater" in err

@@ -170,7 +170,7 @@ def test_result_has_no_permutations(engine):
     assert res.statistic_name == {"block": "MMD^2_block", "linear": "MMD^2_l"}[engine]
     assert res.null_distribution is None and res.n_resamples is None and res.count is None
     with pytest.raises(NotImplementedError, match="Monte Carlo"):
-        res.conf_int()
+        res.pvalue_interval()
     json.dumps(res.to_dict())
     frame = res.summary_frame()
     assert frame["method"].iloc[0] == "normal" and np.isnan(frame["pvalue_lower"].iloc[0])

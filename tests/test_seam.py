@@ -110,7 +110,7 @@ def test_method_objects_and_strings_agree(rng):
     g = kmtests.two_sample_test(x, y, statistic="biased", method=GammaMethod())
     assert isinstance(g.method, GammaMethod) and g.n_resamples is None
     with pytest.raises(NotImplementedError, match="no Monte Carlo error"):
-        g.conf_int()
+        g.pvalue_interval()
 
 
 def test_method_option_conflicts_and_validation(rng):

@@ -247,10 +247,10 @@ def add_conventions(p: argparse.ArgumentParser) -> None:
                    help="missing values (empty cells, NaN): raise (default) names the first "
                    "one; omit drops the rows that have one (a whole observation where "
                    "variables are paired)")
-    p.add_argument("--alternative", default=None, choices=["greater", "two-sided", "less"],
-                   help="the alternative: greater (the only one of a kernel test, whose "
-                   "statistic grows with the difference; the others are refused with the "
-                   "reason)")
+    p.add_argument("--alternative", default=None, metavar="{greater}",
+                   help="the alternative: greater, the only one of a kernel test (its "
+                   "statistic, a squared distance between kernel embeddings, grows with "
+                   "the difference: two-sided and less have no meaning)")
 
 
 def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> None:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ..problems.groups import check_group_sizes, group_labels
+
 if TYPE_CHECKING:  # pandas is imported lazily
     import pandas as pd
 
@@ -235,8 +237,9 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
     if group not in frame.columns:
         raise ValueError(f"--group: unknown column {group!r} in {table.name}; available: "
                          f"{list(frame.columns)}")
-    values = frame[group].fillna("").str.strip()
-    present = list(dict.fromkeys(values))
+    flag = f"--group {group}"
+    values = group_labels(frame[group], flag, table.name, MISSING_OK.get(), "--nan-policy omit")
+    present = [v for v in dict.fromkeys(values) if v != ""]
     what = "a two-sample test compares two groups" if k == 2 else \
         "a k-sample test compares at least two groups"
     if groups is None:
@@ -268,7 +271,7 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
         raise ValueError(f"{table.name}: no column besides the group column {group!r}")
     if cols is None and "" in data_cols:
         raise unnamed_column(table) or ValueError(table.name)
-    masks = [(values == g).to_numpy() for g in groups]
+    masks = check_group_sizes(values, groups, flag, table.name)
     samples = [columns(table, data_cols, rows=m) for m in masks]
     name = f"{table.name}: {group} = " + ", ".join(str(g) for g in groups)
     if len(groups) == 2:

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import as_sample, check_choice, locate
+from .._validation import as_sample, check_choice, locate, shown
 
 __all__ = ["ALTERNATIVES", "NAN_POLICIES", "check_alternative", "check_axis",
            "check_nan_policy", "prepare_data"]
@@ -58,14 +58,15 @@ def check_alternative(alternative: Any) -> str:
         return "greater"
     if isinstance(alternative, str) and alternative.lower() in ("two-sided", "less"):
         raise ValueError(
-            f"alternative={alternative!r} has no meaning for a kernel test: its statistic "
+            f"alternative={shown(alternative)} has no meaning for a kernel test: its "
+            "statistic "
             "estimates a squared distance between kernel embeddings (MMD^2, HSIC, dHSIC, "
             "KCI), which is 0 under the null hypothesis and positive under the alternatives "
             "the kernel detects, so only large values are evidence against the null (an "
             "unbiased statistic below 0 is evidence for it). The test is one-sided: use "
             "alternative='greater' (the default).")
     raise ValueError(f"`alternative` must be 'greater' (kernel tests are one-sided); got "
-                     f"{alternative!r}.")
+                     f"{shown(alternative)}.")
 
 
 def check_nan_policy(nan_policy: Any) -> str:

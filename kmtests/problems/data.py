@@ -52,6 +52,25 @@ def data_label(data: Any, role: str) -> str:
     return role
 
 
+def column_names(data: Any, series: bool = True) -> tuple[str, ...]:
+    """A DataFrame's column names (a named Series: its name, if `series`); () for other
+    inputs."""
+    if _is_pandas(data):
+        if hasattr(data, "columns"):
+            return tuple(str(c) for c in data.columns)
+        if series and getattr(data, "name", None) is not None:
+            return (str(data.name),)
+    return ()
+
+
+def sample_label(data: Any, role: str) -> str:
+    """How a picture's legend names a sample: a Series' name, else `role`."""
+    name = getattr(data, "name", None)
+    if _is_pandas(data) and not hasattr(data, "columns") and name is not None:
+        return str(name)
+    return role
+
+
 def align_columns(x: Any, y: Any) -> Any:
     """`y` with its columns in `x`'s order when both are DataFrames (matched by name).
 
@@ -119,6 +138,10 @@ class TwoSampleProblem(Problem):
     _scheme: Scheme | None = field(default=None, repr=False)
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
+    #: the data's column names by role (pandas input; empty otherwise) and the samples'
+    #: names for pictures
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    labels: tuple[str, ...] = ("x", "y")
     kind: ClassVar[str] = "two_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
 
@@ -164,7 +187,8 @@ class TwoSampleProblem(Problem):
             raise ValueError("points cannot be held out of a stratified or blocked "
                              "permutation design (covariance='split' with `strata` or "
                              "`blocks`); use covariance='pooled'.")
-        return TwoSampleProblem(z, None, n_x, n_y, self.data_name, notes=self.notes)
+        return TwoSampleProblem(z, None, n_x, n_y, self.data_name, notes=self.notes,
+                                columns=self.columns, labels=self.labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,6 +239,9 @@ class IndependenceProblem(Problem):
     _scheme: Scheme | None = field(default=None, repr=False)
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
+    #: the variables' column names (pandas input; empty otherwise) and their names
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    labels: tuple[str, ...] = ("x", "y")
 
     @property
     def n(self) -> int:
@@ -244,7 +271,7 @@ class IndependenceProblem(Problem):
             raise ValueError("pairs cannot be held out of a stratified or blocked "
                              "permutation design, or of precomputed kernels.")
         return IndependenceProblem(Variable(self.x.data[rows]), Variable(self.y.data[rows]),
-                                   self.data_name)
+                                   self.data_name, columns=self.columns, labels=self.labels)
 
 
 def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
@@ -275,8 +302,11 @@ def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
     y = align_columns(x, y)
     xa, ya = as_sample(x, "x"), as_sample(y, "y")
     check_same_dim(xa, ya)
+    cols = column_names(x, series=False)  # a Series' name names the sample
     return TwoSampleProblem(np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0], name,
-                            notes=tuple(notes))
+                            notes=tuple(notes),
+                            columns={"x": cols} if len(cols) == xa.shape[1] else {},
+                            labels=(sample_label(x, "x"), sample_label(y, "y")))
 
 
 def _variable(data: Any, name: str, precomputed: bool) -> Variable:
@@ -309,7 +339,11 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
                          f"data); got {vx.n} and {vy.n}.")
     if vx.n < min_size:
         raise ValueError(f"this statistic needs at least {min_size} observations; got {vx.n}.")
-    return IndependenceProblem(vx, vy, name, notes=tuple(notes))
+    columns = {role: cols for role, cols, v in (("x", column_names(x), vx),
+                                                ("y", column_names(y), vy))
+               if v.data is not None and cols and len(cols) == v.data.shape[1]}
+    return IndependenceProblem(vx, vy, name, notes=tuple(notes), columns=columns,
+                               labels=(sample_label(x, "x"), sample_label(y, "y")))
 
 
 @dataclass(frozen=True, eq=False)
@@ -446,7 +480,8 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                                  f"the samples keep their sizes; got {b}.")
             scheme = Blocks(problem.n, b, n_x=problem.n_x)
         return TwoSampleProblem(problem.z, problem.K, problem.n_x, problem.n_y,
-                                problem.data_name, scheme, problem.notes)
+                                problem.data_name, scheme, problem.notes, problem.columns,
+                                problem.labels)
     if strata is not None:
         scheme = Within(_labels(strata, problem.n, "pair"))
     else:
@@ -455,7 +490,8 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             raise ValueError(f"`blocks` must be shorter than the series ({problem.n}); got "
                              f"{b}.")
         scheme = Blocks(problem.n, b)
-    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme, problem.notes)
+    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme, problem.notes,
+                               problem.columns, problem.labels)
 
 
 def refuse_omitted(problem: Any, what: str) -> None:

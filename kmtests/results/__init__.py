@@ -2,7 +2,7 @@
 
 Frozen dataclasses with the scipy attribute names (``statistic``, ``pvalue``,
 ``null_distribution``) and statsmodels-style methods (``summary()``,
-``summary_frame()``, ``conf_int()``); ``print(result)`` gives an R
+``summary_frame()``, ``pvalue_interval()``); ``print(result)`` gives an R
 ``htest``-style block (:mod:`kmtests.results._base`). The aggregated tests'
 results add their members and the combination (:mod:`kmtests.results.aggregated`).
 """

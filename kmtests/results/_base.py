@@ -2,7 +2,7 @@
 
 Frozen dataclasses with the scipy attribute names (``statistic``, ``pvalue``,
 ``null_distribution``) and statsmodels-style methods (``summary()``,
-``summary_frame()``, ``conf_int()``). ``print(result)`` gives an R
+``summary_frame()``, ``pvalue_interval()``). ``print(result)`` gives an R
 ``htest``-style block. ``statistic, pvalue = result`` unpacks as scipy's
 results do.
 
@@ -175,6 +175,10 @@ class KernelTestResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     kernel_notes: Mapping[str, str] = field(default_factory=dict)
+    #: the data's column names by role ("x", "y"; pandas input) and the samples' or
+    #: variables' names, for :meth:`relevance` and the pictures
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    labels: tuple[str, ...] = ("x", "y")
     engine: str = "exact"
     engine_info: str = ""
     family: str = ""
@@ -229,6 +233,12 @@ class KernelTestResult:
             raise ValueError(f"no {what}: {self._witness}.")
         return self._witness
 
+    def feature_names(self, role: str, d: int) -> list[str]:
+        """The names of the `d` columns of `role` (``"x"`` or ``"y"``): ``role[name]``
+        with a DataFrame's column names (``x[0]``, ``x[1]``, ... for arrays)."""
+        cols = self.columns.get(role, ())
+        return [f"{role}[{cols[j] if len(cols) == d else j}]" for j in range(d)]
+
     def relevance(self, n_resamples: int = 999, *, rng: Any = None) -> pd.DataFrame:
         """Which features carry the difference: one permutation test per feature.
 
@@ -262,7 +272,8 @@ class KernelTestResult:
         -------
         pandas.DataFrame
             Indexed by feature (``x[0]``, ``x[1]``, ... and for independence
-            tests ``y[0]``, ...), with columns ``statistic``, ``z`` (the
+            tests ``y[0]``, ...; with a DataFrame's column names, ``x[name]``,
+            see :meth:`feature_names`), with columns ``statistic``, ``z`` (the
             statistic standardised by the mean and standard deviation of its
             permutations), ``pvalue``, ``pvalue_holm`` and ``rank`` (1: the
             most relevant, by Holm p-value, ties broken by ``z``); in rank
@@ -295,9 +306,12 @@ class KernelTestResult:
             return self._cache[key].copy()
         gen = child(self.seed, "relevance") if rng is None and seeded else generator(rng)
         if isinstance(w, HSICWitness):
-            cols = feature_relevance("hsic", w.x, w.y, n_resamples, gen)
+            names = self.feature_names("x", w.x.shape[1]) + self.feature_names("y",
+                                                                             w.y.shape[1])
+            cols = feature_relevance("hsic", w.x, w.y, n_resamples, gen, names)
         else:
-            cols = feature_relevance("mmd", w.x, w.y, n_resamples, gen)
+            cols = feature_relevance("mmd", w.x, w.y, n_resamples, gen,
+                                     self.feature_names("x", w.x.shape[1]))
         import pandas as pd
 
         frame = pd.DataFrame({k: v for k, v in cols.items() if k != "feature"},
@@ -343,6 +357,17 @@ class KernelTestResult:
 
     # -- p-value uncertainty -----------------------------------------------------------------
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """Deprecated name of :meth:`pvalue_interval` (statsmodels' ``conf_int`` is an
+        interval of the parameters, not of the p-value); warns with ``FutureWarning``."""
+        import warnings
+
+        warnings.warn("conf_int() is renamed pvalue_interval(): it is the Monte Carlo "
+                      "interval of the p-value, not a confidence interval of a parameter "
+                      "(statsmodels' conf_int); conf_int() will be removed.",
+                      FutureWarning, stacklevel=2)
+        return self.pvalue_interval(alpha)
+
+    def pvalue_interval(self, alpha: float = 0.05) -> np.ndarray:
         """Monte Carlo confidence interval of the p-value.
 
         For a Monte Carlo permutation test the reported p-value estimates the

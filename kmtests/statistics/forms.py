@@ -49,6 +49,7 @@ class FormInfo:
     name: str          # the report's name, e.g. "MMD^2_u[skmse]"
     unbiased: bool
     kme: bool          # uniform weights 1/n (the KME, or a marginalized kernel's KME)
+    marginalized: bool = False   # the KME of a marginalized (transformed) kernel
 
     @property
     def kind(self) -> str:
@@ -80,7 +81,7 @@ class KernelForm:
     @classmethod
     def gamma_refusal(cls, info: FormInfo, moments: str, problem: Any) -> str | None:
         """Why the gamma approximation does not apply (None: it does)."""
-        if info.unbiased or not info.kme:
+        if info.unbiased or not info.kme or info.marginalized:
             fix = ("estimator='kme'" if not info.unbiased
                    else "statistic='biased' with estimator='kme'")
             return (f"method='gamma' approximates the null of the biased KME statistic "

@@ -119,7 +119,8 @@ class KSampleMMD(Statistic):
 
     def form(self) -> FormInfo:
         return FormInfo(KWayForm, self.label(), self.unbiased,
-                        _fixed_factor(self.estimator.rule()) == 1.0)
+                        _fixed_factor(self.estimator.rule()) == 1.0,
+                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:

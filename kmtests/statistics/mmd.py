@@ -129,7 +129,8 @@ class KernelMMD(Statistic):
     def form(self) -> FormInfo:
         rule = self.estimator.rule()
         return FormInfo(MMDForm, self.label(), self.unbiased,
-                        isinstance(rule, Uniform) and rule.fixed == 1.0)
+                        isinstance(rule, Uniform) and rule.fixed == 1.0,
+                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:

@@ -121,7 +121,10 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     H = np.eye(s) - 1.0 / s
     # Sigma_hat = (1/(s-1)) sum_j (phi(z_j) - mean)(...)': eigenpairs of H K_z H /(s-1)
     ev, V = centred_spectrum(H @ K_z @ H)
-    ev = ev / (s - 1)
+    # rounding is relative to the kernel's values, not to the centred matrix's top
+    # eigenvalue: held-out points that coincide leave only rounding (the operator is 0)
+    real = ev > 10.0 * s * np.finfo(np.float64).eps * float(np.max(np.abs(np.diagonal(K_z))))
+    ev, V = ev[real] / (s - 1), V[:, real]
     # f_ai = <phi(a), sqrt(ev_i) psi_i> = (K_az H V)_i / sqrt(s - 1)
     F = (K_rz @ (H @ V)) / np.sqrt(s - 1)
     F -= F.mean(axis=0)  # centring over the permuted points (the MMD ignores the offset)
@@ -129,8 +132,11 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     g0 = np.array([float(filt(np.zeros(1), float(v))[0]) for v in lam])
     coef = np.stack([(filt(ev, float(v)) - g) / ev for v, g in zip(lam, g0)], axis=1)
     diag = g0[None, :] * np.diagonal(cg_rest.Kc)[:, None] + (F * F) @ coef
+    # the held-out points may all coincide (tied data): the operator is then 0, it has no
+    # eigenpairs (r = 0) and ``Kc_lambda = g(0) Kc`` (the base term alone)
     top_f = float(np.max(np.sum(F * F, axis=1))) if F.size else 0.0
-    scale = np.abs(g0) * cg_rest.kc_max + np.max(np.abs(coef), axis=0) * top_f
+    top_c = np.max(np.abs(coef), axis=0) if coef.size else np.zeros(lam.size)
+    scale = np.abs(g0) * cg_rest.kc_max + top_c * top_f
     return SpectralGram(F, coef, g0, PooledGram(cg_rest), diag, scale), ev
 
 
@@ -358,6 +364,11 @@ class SpectralMMD(Statistic):
                 grid = lambda_grid(trace)
             sg, ev = held_out_spectral(cg, kern.gram(z, zz), K_z, filt, grid)
             rank = int(ev.size)
+            if rank == 0:
+                notes.append("the held-out covariance operator has no positive eigenvalue "
+                             "(the held-out points coincide): the regularised kernel is "
+                             "g_lambda(0) times the kernel, so the statistic is a multiple "
+                             "of MMD^2_u and the test is the unregularised permutation test")
             covariance = "split"
             notes.append(f"regularisation: the covariance operator is estimated on {s} "
                          "held-out points (one of each of the split_size pairs drawn from x "
