@@ -32,7 +32,8 @@ from ..estimators import KernelMeanEstimator
 from ..estimators._rules import Rule
 from .forms import FormInfo, KernelForm
 
-__all__ = ["FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic", "require_equal_sizes"]
+__all__ = ["EstimatorStatistic", "FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic",
+           "require_equal_sizes"]
 
 
 def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> None:
@@ -243,3 +244,26 @@ class Statistic(abc.ABC):
     def describe_kernels(self) -> Mapping[str, Any]:
         """The kernels by role, as configured."""
         return {}
+
+
+class EstimatorStatistic(Statistic):
+    """Base of the statistics of estimated kernel means in U or V form (the MMD, HSIC, the
+    k-sample MMD): registered as ``"unbiased"`` and ``"biased"`` (each subclass lists
+    them), built from the kernels of its :attr:`roles`, the test's estimator and the
+    form. One kernel (``roles = ("kernel",)``) unless a subclass says otherwise."""
+
+    uses_estimator: ClassVar[bool] = True
+    #: the kernels it takes, by role, in the order of its constructor
+    roles: ClassVar[tuple[str, ...]] = ("kernel",)
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> "Statistic":
+        return cls(*(kernels[r] for r in cls.roles), estimator, name == "unbiased")  # type: ignore[call-arg]
+
+    def __init__(self, kernel: Any, estimator: KernelMeanEstimator, unbiased: bool = True
+                 ) -> None:
+        self.kernel = kernel
+        self.estimator = estimator
+        self.unbiased = unbiased
+        estimator.rule()  # raises for estimators that cannot run inside a test

@@ -9,7 +9,7 @@ that the members of an aggregated test all permute the same one).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ..engines.hsic import hsic_general, hsic_uniform
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import Prepared, Statistic
+from ._base import EstimatorStatistic, Prepared
 from .forms import FormInfo, HSICForm, KernelForm
 from .mmd import describe_kernel, gram_need, statistic_name
 from .tuning import prepare_rule, reportable, symmetric_cose_gram
@@ -28,7 +28,7 @@ from .witness import NO_POINTS, HSICWitness
 __all__ = ["KernelHSIC"]
 
 
-class KernelHSIC(Statistic):
+class KernelHSIC(EstimatorStatistic):
     """HSIC of paired variables with a kernel mean estimator.
 
     Parameters
@@ -45,12 +45,7 @@ class KernelHSIC(Statistic):
     name: ClassVar[str] = "hsic"
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "independence"
-    uses_estimator: ClassVar[bool] = True
-
-    @classmethod
-    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
-              options: Mapping[str, Any]) -> Statistic:
-        return cls(kernels["x"], kernels["y"], estimator, name == "unbiased")
+    roles: ClassVar[tuple[str, ...]] = ("x", "y")
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel,
                  estimator: KernelMeanEstimator = KME(), unbiased: bool = False,

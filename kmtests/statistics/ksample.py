@@ -33,7 +33,7 @@ arrangement by arrangement on the in-memory Gram matrix (the pairwise
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -43,7 +43,7 @@ from ..engines.exact import Exact
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Rule, Uniform
 from ..kernels import Kernel
-from ._base import Prepared, Statistic
+from ._base import EstimatorStatistic, Prepared
 from .forms import FormInfo, KernelForm, KWayForm
 from .mmd import statistic_name
 from .tuning import prepare_rule, reportable
@@ -62,7 +62,7 @@ def _fixed_factor(rule: Rule) -> float | None:
     return float(rule.fixed) if isinstance(rule, Uniform) and rule.fixed is not None else None
 
 
-class KSampleMMD(Statistic):
+class KSampleMMD(EstimatorStatistic):
     """The k-sample MMD (module docs) with a kernel mean estimator.
 
     Parameters
@@ -77,19 +77,10 @@ class KSampleMMD(Statistic):
     name: ClassVar[str] = "k_sample"
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "k_sample"
-    uses_estimator: ClassVar[bool] = True
-
-    @classmethod
-    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
-              options: Mapping[str, Any]) -> Statistic:
-        return cls(kernels["kernel"], estimator, name == "unbiased")
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
-        self.kernel = kernel
-        self.estimator = estimator
-        self.unbiased = unbiased
-        estimator.rule()
+        super().__init__(kernel, estimator, unbiased)
 
     def label(self) -> str:
         return statistic_name("kMMD^2_u" if self.unbiased else "kMMD^2_b", self.estimator)

@@ -8,7 +8,7 @@ on any engine that holds the pooled Gram matrix or its block sums
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import Prepared, Statistic
+from ._base import EstimatorStatistic, Prepared
 from .forms import FormInfo, KernelForm, MMDForm
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
@@ -70,7 +70,7 @@ def features_need(est: KernelMeanEstimator) -> str:
     return ""
 
 
-class KernelMMD(Statistic):
+class KernelMMD(EstimatorStatistic):
     """``MMD^2`` between the estimated embeddings of two samples.
 
     Parameters
@@ -85,19 +85,10 @@ class KernelMMD(Statistic):
     name: ClassVar[str] = "mmd"
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "two_sample"
-    uses_estimator: ClassVar[bool] = True
-
-    @classmethod
-    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
-              options: Mapping[str, Any]) -> Statistic:
-        return cls(kernels["kernel"], estimator, name == "unbiased")
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
-        self.kernel = kernel
-        self.estimator = estimator
-        self.unbiased = unbiased
-        estimator.rule()  # raises for estimators that cannot run inside a test
+        super().__init__(kernel, estimator, unbiased)
 
     def __repr__(self) -> str:
         return (f"KernelMMD(kernel={self.kernel!r}, estimator={self.estimator!r}, "
