@@ -240,10 +240,6 @@ class Statistic(abc.ABC):
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         """Compute what the statistic needs once (see the module docs)."""
 
-    # -- shared by the report --------------------------------------------------------------------
-    def describe_kernels(self) -> Mapping[str, Any]:
-        """The kernels by role, as configured."""
-        return {}
 
 
 class EstimatorStatistic(Statistic):

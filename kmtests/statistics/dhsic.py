@@ -331,5 +331,3 @@ class DHSIC(Statistic):
             what=f"dHSIC with {phrase}", tuning="pooled", columns=self.columns(),
             resampled=resampled, joint_grams=lambda: grams)
 
-    def describe_kernels(self) -> dict[str, Any]:
-        return dict(zip(self._roles(), self.kernels))

@@ -272,8 +272,6 @@ class KCI(Statistic):
                 "Test a random subsample of the observations, or use a machine with more "
                 "memory.")
 
-    def describe_kernels(self) -> dict[str, Any]:
-        return {"x": self.kernel_x, "y": self.kernel_y, "z": self.kernel_z}
 
     # -- computing it ----------------------------------------------------------------------------
     def _candidates(self, zs: np.ndarray) -> list[Kernel]:
