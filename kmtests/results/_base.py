@@ -342,8 +342,6 @@ class KernelTestResult:
 
         Examples
         --------
-        >>> import matplotlib
-        >>> matplotlib.use("Agg")
         >>> import numpy as np
         >>> from kmtests import two_sample_test
         >>> gen = np.random.default_rng(0)
@@ -915,8 +913,6 @@ class TwoSampleResult(KernelTestResult):
 
         Examples
         --------
-        >>> import matplotlib
-        >>> matplotlib.use("Agg")
         >>> import numpy as np
         >>> from kmtests import two_sample_test
         >>> gen = np.random.default_rng(0)

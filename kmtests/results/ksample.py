@@ -60,13 +60,15 @@ class KSampleResult(KernelTestResult):
         >>> import numpy as np
         >>> from kmtests import k_sample_test
         >>> gen = np.random.default_rng(0)
-        >>> a, b, c = gen.normal(size=(30, 2)), gen.normal(size=(30, 2)), gen.normal(1, size=(30, 2))
-        >>> res = k_sample_test(a, b, c, n_resamples=499, rng=1)
+        >>> arms = [gen.normal(size=(30, 2)), gen.normal(size=(30, 2)),
+        ...         gen.normal(1, size=(30, 2))]
+        >>> res = k_sample_test(*arms, sample_names=["placebo", "low", "high"],
+        ...                     n_resamples=499, rng=1)
         >>> print(res.pairwise()[["sample_a", "sample_b", "reject"]].to_string(index=False))
         sample_a sample_b  reject
-              x1       x2   False
-              x1       x3    True
-              x2       x3    True
+         placebo      low   False
+         placebo     high    True
+             low     high    True
         """
         import pandas as pd
         from statsmodels.stats.multitest import multipletests

@@ -674,8 +674,6 @@ class PowerCurveResult:
 
         Examples
         --------
-        >>> import matplotlib
-        >>> matplotlib.use("Agg")
         >>> from kmtests.power import power_curve
         >>> res = power_curve("linear", sample_sizes=[20], effects=[0.0], repetitions=20,
         ...                   n_resamples=19, rng=0)
@@ -730,8 +728,6 @@ class PowerCurveResult:
 
         Examples
         --------
-        >>> import matplotlib
-        >>> matplotlib.use("Agg")
         >>> from kmtests.power import power_curve
         >>> res = power_curve("linear", estimators=["kme", "skmse"],
         ...                   sample_sizes=[10, 20], repetitions=5, n_resamples=19, rng=0)
