@@ -115,9 +115,18 @@ class NullMethod(abc.ABC):
             raise ValueError(why)
         if self.needs not in statistic.offers(engine):
             raise ValueError(self.refusal(statistic, engine))
+        why = self.form_refusal(statistic.form(), statistic, problem) \
+            if self.needs == "kernel_form" else None
+        if why:
+            raise ValueError(why)
         if self.draws not in problem.draws_kept:
             raise ValueError(f"method={self.name!r} draws {self.draws}, which do not keep the "
                              f"null of the {problem.kind} problem.")
+
+    def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
+        """Why the statistic's kernel form has no null law of this method (None: it has):
+        the method asks the form (:mod:`kmtests.statistics.forms`)."""
+        return None
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         """Why the method does not apply (the statistic does not offer what it needs)."""

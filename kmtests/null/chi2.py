@@ -60,12 +60,8 @@ class WeightedChiSquare(ResamplingMethod):
     needs: ClassVar[str] = "kernel_form"
     own_statistic: ClassVar[Mapping[str, str]] = {"independence": "biased"}
 
-    def check(self, statistic: Any, problem: Any, engine: Any) -> None:
-        super().check(statistic, problem, engine)
-        info = statistic.form()
-        why = info.form.chi2_refusal(info, statistic.default_method)
-        if why:
-            raise ValueError(why)
+    def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
+        return info.form.chi2_refusal(info, statistic.default_method)
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         return ("method='chi2' needs the Gram matrices in memory (engine='exact') and an "

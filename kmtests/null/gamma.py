@@ -100,12 +100,8 @@ class GammaMethod(NullMethod):
             raise ValueError(f"`moments` must be 'permutation' or 'asymptotic'; got "
                              f"{self.moments!r}.")
 
-    def check(self, statistic: Any, problem: Any, engine: Any) -> None:
-        super().check(statistic, problem, engine)
-        info = statistic.form()
-        why = info.form.gamma_refusal(info, self.moments, problem)
-        if why:
-            raise ValueError(why)
+    def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
+        return info.form.gamma_refusal(info, self.moments, problem)
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         if statistic.form() is not None:  # a kernel statistic, but the engine has no Gram

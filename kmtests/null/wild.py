@@ -108,12 +108,8 @@ class WildBootstrap(ResamplingMethod):
         if isinstance(self.length, bool) or not (np.isfinite(self.length) and self.length > 0):
             raise ValueError(f"`length` must be a positive number; got {self.length!r}.")
 
-    def check(self, statistic: Any, problem: Any, engine: Any) -> None:
-        super().check(statistic, problem, engine)
-        info = statistic.form()
-        why = info.form.wild_refusal(info, self.process, statistic)
-        if why:
-            raise ValueError(why)
+    def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
+        return info.form.wild_refusal(info, self.process, statistic)
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         return ("method='wild' needs the kernel matrices in memory (engine='exact') and a "
