@@ -16,6 +16,9 @@ conditional_independence_test (ci_test), ConditionalIndependenceResult
     Kernel conditional independence test (KCI) with a tuned regression on z.
 joint_independence_test, dhsic
     Joint independence test of d variables (dHSIC) and its statistic.
+goodness_of_fit_test, GoodnessOfFitResult
+    Kernel goodness-of-fit test (kernel Stein discrepancy) of a sample against a model
+    known by its score.
 TwoSampleResult, IndependenceResult, JointIndependenceResult
     The result objects.
 PermutationMethod, GammaMethod, NormalMethod, null
@@ -51,6 +54,7 @@ from .aggregated import aggregated_independence_test as aggregated_independence_
 from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
 from .compare import compare_estimators as compare_estimators
 from .conditional import ci_test as ci_test
+from .goodness import goodness_of_fit_test as goodness_of_fit_test
 from .conditional import conditional_independence_test as conditional_independence_test
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
@@ -62,6 +66,7 @@ from .null import GammaMethod as GammaMethod
 from .null import NormalMethod as NormalMethod
 from .null import PermutationMethod as PermutationMethod
 from .results import ConditionalIndependenceResult as ConditionalIndependenceResult
+from .results import GoodnessOfFitResult as GoodnessOfFitResult
 from .results import IndependenceResult as IndependenceResult
 from .results import KSampleResult as KSampleResult
 from .results import JointIndependenceResult as JointIndependenceResult
@@ -98,6 +103,8 @@ __all__ = [
     "conditional_independence_test",
     "DegenerateStatisticWarning",
     "GammaMethod",
+    "goodness_of_fit_test",
+    "GoodnessOfFitResult",
     "IndefiniteKernelWarning",
     "IndependenceResult",
     "KSampleResult",

@@ -45,6 +45,7 @@ __all__ = [
     "CallableKernel",
     "Distance",
     "Gaussian",
+    "IMQ",
     "Kernel",
     "Laplacian",
     "Linear",
@@ -552,6 +553,29 @@ class Laplacian(_BandwidthKernel):
 
 
 @dataclass(frozen=True)
+class IMQ(_BandwidthKernel):
+    """Inverse multiquadric kernel ``(1 + ||x - y||^2 / bandwidth^2)^(-1/2)`` (Gorham &
+    Mackey, 2017; the kernel of KSDAgg): heavy tails, the default of the kernel Stein
+    discrepancy (:func:`kmtests.goodness_of_fit_test`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.kernels import IMQ
+    >>> print(np.round(IMQ(bandwidth=1.0).gram(np.array([[0.0], [1.0]])), 4))
+    [[1.     0.7071]
+     [0.7071 1.    ]]
+    """
+
+    name: ClassVar[str] = "imq"
+
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        np.log1p(d2, out=d2)
+        d2 *= -0.5
+        return d2
+
+
+@dataclass(frozen=True)
 class ARDGaussian(_BandwidthKernel):
     """Gaussian kernel with one bandwidth per coordinate (automatic relevance
     determination): ``exp(-sum_j (x_j - y_j)^2 / (2 bandwidth_j^2))``.
@@ -741,6 +765,7 @@ class Precomputed(Kernel):
 KERNELS: dict[str, type[Kernel]] = {
     "gaussian": Gaussian,
     "laplacian": Laplacian,
+    "imq": IMQ,
     "ard": ARDGaussian,
     "linear": Linear,
     "polynomial": Polynomial,

@@ -112,7 +112,7 @@ _FLOORS = [
     ("kmtests.power", "kmtests.risk", "kmtests.studies", "kmtests.compare", "kmtests.learn",
      "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
-     "kmtests.conditional", "kmtests.joint"),
+     "kmtests.conditional", "kmtests.joint", "kmtests.goodness"),
     ("kmtests._plan", "kmtests._posthoc", "kmtests._collection", "kmtests._docs"),
     ("kmtests._driver",),
     ("kmtests.results",),

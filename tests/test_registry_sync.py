@@ -19,7 +19,8 @@ from kmtests.statistics import statistic_names
 FACES = {"two_sample": kmtests.two_sample_test, "independence": kmtests.independence_test,
          "k_sample": kmtests.k_sample_test,
          "conditional": kmtests.conditional_independence_test,
-         "joint": kmtests.joint_independence_test}
+         "joint": kmtests.joint_independence_test,
+         "one_sample": kmtests.goodness_of_fit_test}
 
 
 def _literal(face, key):

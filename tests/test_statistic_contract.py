@@ -36,7 +36,7 @@ from kmtests.statistics import STATISTICS, KernelMMD, Statistic, statistic_class
 FACES: dict[str, Callable[..., Any]] = {
     "two_sample": kmtests.two_sample_test, "independence": kmtests.independence_test,
     "k_sample": kmtests.k_sample_test, "conditional": kmtests.conditional_independence_test,
-    "joint": kmtests.joint_independence_test}
+    "joint": kmtests.joint_independence_test, "one_sample": kmtests.goodness_of_fit_test}
 
 #: a value other than the default for each option a statistic may declare, with the
 #: options whose effect is not on the statistic's value (what they change instead)
@@ -59,7 +59,8 @@ OTHER_KERNEL = {"two_sample": {"kernel": "laplacian"},
                 "independence": {"kernel_x": "laplacian"},
                 "k_sample": {"kernel": "laplacian"},
                 "conditional": {"kernel_x": "laplacian"},
-                "joint": {"kernels": "laplacian"}}
+                "joint": {"kernels": "laplacian"},
+                "one_sample": {"kernel": "gaussian"}}
 
 
 def _data(kind: str) -> tuple[Any, ...]:
@@ -75,8 +76,14 @@ def _data(kind: str) -> tuple[Any, ...]:
         z = gen.normal(size=48)
         x = np.sin(2 * z) + 0.5 * gen.normal(size=48)
         return x, x + z + 0.5 * gen.normal(size=48), z
+    if kind == "one_sample":
+        return (gen.standard_t(4, size=(40, 2)),)
     x = gen.normal(size=40)
     return x, x ** 2 + gen.normal(size=40), gen.normal(size=40)
+
+
+def _normal_score(t: np.ndarray) -> np.ndarray:
+    return -t
 
 
 def _run(kind: str, name: str | Statistic, **kw: Any) -> Any:
@@ -88,6 +95,8 @@ def _run(kind: str, name: str | Statistic, **kw: Any) -> Any:
         opts["method"] = "permutation"
     if kind == "conditional":
         opts["strata"] = _data(kind)[2] > 0
+    if kind == "one_sample":
+        opts["score"] = _normal_score
     if "engine" in params and "engine" not in kw:
         opts["engine"] = "exact"
     opts = {k: v for k, v in {**opts, **kw}.items() if k in params}
@@ -154,9 +163,10 @@ def _uses(run: Callable[..., Any], kind: str, name: str, cls: type[Statistic], r
     if not _refuses_kernel(run, kind, name, {**base_kw, **kernel_kw}):
         other = run(kind, name, **base_kw, **kernel_kw)
         role_kernels = list(other.kernels.values())
-        if not any("laplacian" in repr(k).lower() for k in role_kernels):
-            out.append(f"(b) the report's kernels {role_kernels} do not name the laplacian "
-                       "kernel the test was given")
+        other_name = next(iter(kernel_kw.values()))
+        if not any(other_name in repr(k).lower() for k in role_kernels):
+            out.append(f"(b) the report's kernels {role_kernels} do not name the "
+                       f"{other_name} kernel the test was given")
         if _value(other) == _value(res):
             out.append(f"(c) {kernel_kw} does not change the statistic")
     if cls.uses_estimator:
