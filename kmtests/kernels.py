@@ -401,7 +401,7 @@ class Kernel(abc.ABC):
             parts.append("median heuristic")
         elif rule == "median (non-zero pairs)":
             parts.append("median heuristic over the non-zero distances")
-        label = self.name.capitalize() if self.name != "ard" else "ARD Gaussian"
+        label = {"ard": "ARD Gaussian", "imq": "IMQ"}.get(self.name, self.name.capitalize())
         return label + (f" ({', '.join(parts)})" if parts else "")
 
     def phrase(self) -> str:

@@ -163,3 +163,25 @@ def test_level(method):
         rejections += res.pvalue <= 0.05
     lo, hi = stats.binom.ppf([0.005, 0.995], 300, 0.05)
     assert lo <= rejections <= hi, rejections
+
+
+def test_command_line(tmp_path, capsys):
+    from kmtests.cli import main
+
+    path = tmp_path / "x.csv"
+    x = np.random.default_rng(0).standard_t(3, size=(200, 1))
+    np.savetxt(path, x, header="a", comments="", delimiter=",")
+    assert main(["gof", str(path), "--model", "norm", "--seed", "1", "--n-resamples",
+                 "499"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    want = goodness_of_fit_test(x, model=stats.norm(), n_resamples=499, rng=1)
+    assert f"p-value = {want.pvalue:.4g}" in out and "data: a in" in out
+    assert main(["gof", str(path), "--model", "t", "--shape", "3", "--method",
+                 "monte_carlo", "--seed", "1", "--n-resamples", "99"]) == 0
+    capsys.readouterr()
+    assert main(["gof", str(path), "--model", "poisson", "--shape", "3"]) == 2
+    assert "with a density" in capsys.readouterr().err
+    assert main(["gof", str(path)]) == 2
+    assert "--model NAME" in capsys.readouterr().err
+    assert main(["gof", str(path), "--score", "numpy:negative", "--seed", "2",
+                 "--n-resamples", "99"]) == 0

@@ -35,6 +35,7 @@ from ..studies._checkpoint import output_mode, write_output
 from . import _args as opt
 from ._conditional import add_conditional, run_conditional
 from ._data import MISSING_OK, STDIN, columns, labels, read_csv, split_by_group, unnamed_column
+from ._goodness import add_goodness, run_goodness
 from ._joint import add_joint, run_joint
 
 _EXTRA = "pip install 'kmtests[power]'"
@@ -597,6 +598,8 @@ def _parser() -> argparse.ArgumentParser:
     pj.set_defaults(_flags=_flags(pj, kernels="--kernel"))
     pc = add_conditional(sub)
     pc.set_defaults(_flags=_flags(pc, split="--split-size"))
+    pg = add_goodness(sub)
+    pg.set_defaults(_flags=_flags(pg))
     _add_aggregated(sub)
     _add_power(sub)
     return parser
@@ -677,6 +680,7 @@ def _main(args: argparse.Namespace, flags: dict[str, str]) -> int:
             return _power(args)
         run = {"two-sample": _two_sample, "independence": _independence,
                "k-sample": _k_sample, "joint": run_joint, "conditional": run_conditional,
+               "gof": run_goodness,
                "aggregated": _aggregated}[args.command]
         res = run(args)
         _emit(res, args.json, res.pairwise() if getattr(args, "pairwise", False) else None)
