@@ -453,15 +453,26 @@ def _two_sample_data(p: argparse.ArgumentParser) -> None:
     p.add_argument("b", nargs="?", default=None,
                    help="CSV file of the second sample (not with --group); '-' reads standard "
                    "input")
+    _grouping(p, "two")
+
+
+def _grouping(p: argparse.ArgumentParser, how_many: str) -> None:
+    """--group, --groups, --columns: the samples as the groups of one file."""
+    two = how_many == "two"
     p.add_argument("--group", default=None, metavar="COLUMN",
-                   help="one file holds both samples: COLUMN has two values, whose rows are "
-                   "the two samples (the other columns are the data)")
-    p.add_argument("--groups", type=opt.names, default=None, metavar="A,B",
-                   help="the two values of --group to compare, in this order (default: the "
-                   "column's two values, in order of appearance)")
+                   help=("one file holds both samples: COLUMN has two values, whose rows are "
+                         "the two samples" if two else "one file holds the samples: the rows "
+                         "of each value of COLUMN are a sample")
+                   + " (the other columns are the data)")
+    p.add_argument("--groups", type=opt.names, default=None,
+                   metavar="A,B" if two else "A,B,...",
+                   help=f"the {'two ' if two else ''}values of --group to compare, in this "
+                   "order (default: " + ("the column's two values" if two else "all")
+                   + ", in order of appearance)")
     p.add_argument("--columns", type=opt.names, default=None,
                    help="comma-separated columns to use (default: all, the --group column "
-                   "excepted; two files must then have the same column names)")
+                   f"excepted; {'two files' if two else 'the files'} must then have the "
+                   "same column names)")
 
 
 def _independence_data(p: argparse.ArgumentParser) -> None:
@@ -471,28 +482,23 @@ def _independence_data(p: argparse.ArgumentParser) -> None:
 
 
 def _add_test_commands(sub: Any) -> None:
-    p2 = sub.add_parser("two-sample", help="two-sample test (MMD) of two CSV files, or of the "
-                        "two groups of one file",
-                        description="Two-sample test between the rows of two CSV files with a "
-                        "header line (columns matched by name), or between the two groups of "
-                        "rows of one file (--group).")
-    _two_sample_data(p2)
-    opt.add_kernels(p2, "two_sample")
-    opt.add_test(p2, "two_sample")
-    opt.add_dependence(p2, "two_sample")
-    opt.add_resampling(p2, 9999)
-    opt.add_io(p2)
-    p2.set_defaults(_flags=_flags(p2))
-    pi = sub.add_parser("independence", help="independence test (HSIC) between columns of a "
-                        "CSV file", description="Independence test between the columns --x and "
-                        "--y of a CSV file with a header line.")
-    _independence_data(pi)
-    opt.add_kernels(pi, "independence")
-    opt.add_test(pi, "independence")
-    opt.add_dependence(pi, "independence")
-    opt.add_resampling(pi, 9999)
-    opt.add_io(pi)
-    pi.set_defaults(_flags=_flags(pi))
+    for name, kind, data, text, description in (
+            ("two-sample", "two_sample", _two_sample_data,
+             "two-sample test (MMD) of two CSV files, or of the two groups of one file",
+             "Two-sample test between the rows of two CSV files with a header line (columns "
+             "matched by name), or between the two groups of rows of one file (--group)."),
+            ("independence", "independence", _independence_data,
+             "independence test (HSIC) between columns of a CSV file",
+             "Independence test between the columns --x and --y of a CSV file with a header "
+             "line.")):
+        p = sub.add_parser(name, help=text, description=description)
+        data(p)
+        opt.add_kernels(p, kind)
+        opt.add_test(p, kind)
+        opt.add_dependence(p, kind)
+        opt.add_resampling(p, 9999)
+        opt.add_io(p)
+        p.set_defaults(_flags=_flags(p))
     pk = sub.add_parser("k-sample", help="k-sample test (MMD) of several CSV files, or of the "
                         "groups of one file", description="Kernel k-sample test: do the rows "
                         "of several CSV files with a header line (columns matched by name), or "
@@ -500,15 +506,7 @@ def _add_test_commands(sub: Any) -> None:
     pk.add_argument("files", nargs="+", metavar="FILE",
                     help="CSV files of the samples (one file with --group); '-' reads standard "
                     "input")
-    pk.add_argument("--group", default=None, metavar="COLUMN",
-                    help="one file holds the samples: the rows of each value of COLUMN are a "
-                    "sample (the other columns are the data)")
-    pk.add_argument("--groups", type=opt.names, default=None, metavar="A,B,...",
-                    help="the values of --group to compare, in this order (default: all, in "
-                    "order of appearance)")
-    pk.add_argument("--columns", type=opt.names, default=None,
-                    help="comma-separated columns to use (default: all, the --group column "
-                    "excepted; the files must then have the same column names)")
+    _grouping(pk, "k")
     opt.add_kernels(pk, "two_sample")
     opt.add_k_sample(pk)
     opt.add_resampling(pk, 9999)
