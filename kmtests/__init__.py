@@ -36,6 +36,9 @@ power
 groundtruth, risk
     Closed-form true kernel means of Gaussian mixtures and risk studies of
     the estimators.
+SequentialTwoSampleTest, SequentialIndependenceTest, DriftMonitor
+    Anytime-valid tests by betting on a stream, and a drift monitor
+    (:mod:`kmtests.sequential`).
 KmtestsWarning and its subclasses
     ApproximationWarning, DegenerateStatisticWarning, IndefiniteKernelWarning,
     SlowTestWarning.
@@ -71,6 +74,9 @@ from .results import IndependenceResult as IndependenceResult
 from .results import KSampleResult as KSampleResult
 from .results import JointIndependenceResult as JointIndependenceResult
 from .results import TwoSampleResult as TwoSampleResult
+from .sequential import DriftMonitor as DriftMonitor
+from .sequential import SequentialIndependenceTest as SequentialIndependenceTest
+from .sequential import SequentialTwoSampleTest as SequentialTwoSampleTest
 from .twosample import mmd as mmd
 from .twosample import two_sample_test as two_sample_test
 from ._warnings import ApproximationWarning as ApproximationWarning
@@ -102,6 +108,7 @@ __all__ = [
     "ConditionalIndependenceResult",
     "conditional_independence_test",
     "DegenerateStatisticWarning",
+    "DriftMonitor",
     "GammaMethod",
     "goodness_of_fit_test",
     "GoodnessOfFitResult",
@@ -112,6 +119,8 @@ __all__ = [
     "KmtestsWarning",
     "NormalMethod",
     "PermutationMethod",
+    "SequentialIndependenceTest",
+    "SequentialTwoSampleTest",
     "SlowTestWarning",
     "TwoSampleResult",
     "__version__",

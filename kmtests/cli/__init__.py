@@ -1,5 +1,5 @@
 """Command line: ``kmtests demo | two-sample | independence | k-sample | joint |
-conditional | aggregated | power``.
+conditional | aggregated | power | monitor``.
 
 Every error is reported in one line on standard error with exit status 2,
 before any computation when the arguments or files are at fault: options are
@@ -37,6 +37,7 @@ from ._conditional import add_conditional, run_conditional
 from ._data import MISSING_OK, STDIN, columns, labels, read_csv, split_by_group, unnamed_column
 from ._goodness import add_goodness, run_goodness
 from ._joint import add_joint, run_joint
+from ._monitor import add_monitor, run_monitor
 
 _EXTRA = "pip install 'kmtests[power]'"
 #: options of the tests (Python names) passed when given
@@ -600,6 +601,8 @@ def _parser() -> argparse.ArgumentParser:
     pg.set_defaults(_flags=_flags(pg))
     _add_aggregated(sub)
     _add_power(sub)
+    pm = add_monitor(sub)
+    pm.set_defaults(_flags=_flags(pm))
     return parser
 
 
@@ -676,6 +679,8 @@ def _main(args: argparse.Namespace, flags: dict[str, str]) -> int:
             return _demo()
         if args.command == "power":
             return _power(args)
+        if args.command == "monitor":
+            return run_monitor(args)
         run = {"two-sample": _two_sample, "independence": _independence,
                "k-sample": _k_sample, "joint": run_joint, "conditional": run_conditional,
                "gof": run_goodness,
