@@ -372,6 +372,43 @@ def _block_length(blocks: Any) -> int:
     return b
 
 
+def _is_auto(blocks: Any) -> bool:
+    return isinstance(blocks, str) and blocks.lower() == "auto"
+
+
+def _auto(problem: Any, arrays: list[tuple[Any, Any]], windows: tuple[int, ...]) -> Any:
+    """The automatic block length of `problem` from its (data, Gram matrix) pairs (a
+    precomputed Gram matrix: its first principal components stand for the data)."""
+    from .._serial import auto_length
+
+    if problem.n < 16:
+        raise ValueError("blocks='auto' needs at least 16 observations to estimate the "
+                         f"dependence; got {problem.n}. Give a block length.")
+    series = []
+    for data, gram in arrays:
+        if data is not None:
+            a = np.asarray(data, dtype=np.float64)
+        else:  # a Gram matrix: the first principal components of its centred form
+            g = np.asarray(gram, dtype=np.float64)
+            c = g - g.mean(axis=0) - g.mean(axis=1)[:, None] + g.mean()
+            vals, vecs = np.linalg.eigh(c)
+            top = np.argsort(vals)[::-1][:3]
+            a = vecs[:, top] * np.sqrt(np.maximum(vals[top], 0.0))
+        series.append(a)
+    return auto_length(series, windows)
+
+
+def auto_length_of(problem: Any) -> Any:
+    """The automatic lengths (:class:`kmtests._serial.AutoLength`) of a two-sample
+    (two windows of one series) or independence problem."""
+    if isinstance(problem, TwoSampleProblem):
+        return _auto(problem, [(problem.z, problem.K)], (problem.n_x, problem.n_y))
+    if isinstance(problem, IndependenceProblem):
+        return _auto(problem, [(v.data, v.K) for v in (problem.x, problem.y)], ())
+    raise ValueError(f"an automatic length applies to two-sample and independence problems; "
+                     f"got a {problem.kind} problem: give `length`.")
+
+
 def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     """The problem with its permutations restricted to strata or blocks (or as it is).
 
@@ -379,7 +416,10 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     samples' labels or one label per pooled point) keeps every arrangement inside
     the strata: a paired design (one stratum per pair), clustered data.
     `blocks` (a block length) permutes blocks of consecutive observations: time
-    series (for two samples both sizes must be multiples of it).
+    series (for two samples both sizes must be multiples of it). ``blocks="auto"``
+    chooses the length from the data (:func:`kmtests._serial.auto_length`: the
+    Politis-White rule on the data's columns and kernel features; two samples are
+    then two windows of one series, and need not be multiples of it).
     """
     if strata is None and blocks is None:
         return problem
@@ -396,6 +436,9 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             else:
                 labels = _labels(strata, problem.n, "pooled point (x first)")
             scheme: Scheme = Within(labels, n_x=problem.n_x)
+        elif _is_auto(blocks):
+            auto = auto_length_of(problem)
+            scheme = Blocks(problem.n, auto.block, n_x=problem.n_x, auto=auto)
         else:
             b = _block_length(blocks)
             if problem.n_x % b or problem.n_y % b:
@@ -407,6 +450,9 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                                 problem.data_name, scheme, problem.notes)
     if strata is not None:
         scheme = Within(_labels(strata, problem.n, "pair"))
+    elif _is_auto(blocks):
+        auto = auto_length_of(problem)
+        scheme = Blocks(problem.n, auto.block, auto=auto)
     else:
         b = _block_length(blocks)
         if b >= problem.n:
