@@ -241,7 +241,7 @@ def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
             raise ValueError("blocks='auto' needs at least 16 observations; give a block "
                              "length.")
         auto: AutoLength | None = auto_length([xa, ya])
-        length, rule = auto.block, auto.rule  # type: ignore[union-attr]
+        length, rule = auto.block, auto.block_rule  # type: ignore[union-attr]
     else:
         auto = None
         length, rule = check_positive_int(blocks, "blocks"), "given"

@@ -146,8 +146,8 @@ class WildBootstrap(ResamplingMethod):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_choice(self.process, "process", ("auto", "rademacher", "gaussian", "ar"))
-        if isinstance(self.length, str):
-            check_choice(self.length, "length", ("auto",))
+        if isinstance(self.length, str) and self.length.lower() == "auto":
+            pass
         elif isinstance(self.length, bool) or not (
                 isinstance(self.length, (int, float, np.integer, np.floating))
                 and np.isfinite(self.length) and self.length > 0):
