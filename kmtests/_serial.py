@@ -142,8 +142,8 @@ def feature_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.ndarra
     z = z / np.where(top > 0, top, 1.0)      # (huge data must not overflow)
     sd = z.std(axis=0)
     z = (z - z.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    # the median heuristic on at most 400 evenly spaced rows
-    sub = z[np.linspace(0, n - 1, min(n, 400)).astype(np.int64)]
+    # the median heuristic on at most 100 evenly spaced rows
+    sub = z[np.linspace(0, n - 1, min(n, 100)).astype(np.int64)]
     sq = np.sum(sub * sub, axis=1)
     dist = sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T
     iu = np.triu_indices(sub.shape[0], 1)

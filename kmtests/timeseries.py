@@ -39,7 +39,6 @@ p = 0.005; strongest at lag 2; blocks of 12
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -228,10 +227,9 @@ def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
     xa, ya = as_sample(x, "x"), as_sample(y, "y")
     check_paired(xa, ya)
     n = xa.shape[0]
-    M = check_positive_int(max_lag, "max_lag", allow_none=True) if max_lag else 0
-    if M is None:
-        M = 0
-    combine = check_choice(combine, "combine", ("sum", "max"))
+    M = 0 if (isinstance(max_lag, (int, np.integer)) and not isinstance(max_lag, bool)
+              and max_lag == 0) else check_positive_int(max_lag, "max_lag")
+    how = check_choice(combine, "combine", ("sum", "max"))
     B = check_positive_int(n_resamples, "n_resamples")
     if n - M < 8:
         raise ValueError(f"`max_lag` must leave at least 8 pairs; got {M} with n = {n}.")
@@ -275,7 +273,7 @@ def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
         srt = np.sort(col)
         ranks[:, j] = (B + 1 - np.searchsorted(srt, col - tol[j], side="left")) / (B + 1)
     per_lag = ranks[0]
-    if combine == "sum":
+    if how == "sum":
         total = table @ weights
         stat = float(total[0])
         pvalue = float(np.sum(total[1:] >= total[0] - 1e-12 * abs(total[0])) + 1) / (B + 1)
@@ -284,7 +282,7 @@ def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
         stat = float(minp[0])
         pvalue = float(np.sum(minp[1:] <= minp[0]) + 1) / (B + 1)
     order = np.lexsort((-observed, per_lag))
-    return CrossDependenceResult(stat, pvalue, observed, per_lag, int(order[0]), combine,
+    return CrossDependenceResult(stat, pvalue, observed, per_lag, int(order[0]), how,
                                  int(length), rule, B,
                                  {"weights": weights, "n": n,
                                   "multiplier_length": None if auto is None

@@ -364,6 +364,7 @@ class Blocks(Scheme):
         if self._orders:
             c = math.factorial(b) if b <= 20 else None
             return c if c is not None and c <= cap else None
+        assert self.n_x is not None
         return comb_at_most(b, self.n_x // self.length, cap)
 
     def _row(self, order: np.ndarray | tuple[int, ...]) -> np.ndarray:
