@@ -226,30 +226,72 @@ def _auto_nulls(problem: str, n: int) -> dict[str, Callable[..., float]]:
     return nulls
 
 
-def auto(reps: int, proc: str, n: int, problem: str, out_dir: Path) -> list[dict[str, Any]]:
-    """One cell of the ``auto`` study (every null on the same `reps` data sets)."""
-    gen = np.random.default_rng(seed_of("auto", proc, n, problem))
+def auto(reps: int, proc: str, n: int, problem: str, out_dir: Path, shift: float = 0.0
+         ) -> list[dict[str, Any]]:
+    """One cell of the ``auto`` study (every null on the same `reps` data sets). A
+    `shift` makes it a power study: the second window shifted by `shift` (windows), or
+    ``y + shift * x`` (independence)."""
+    gen = np.random.default_rng(seed_of("auto", proc, n, problem, shift))
     nulls = _auto_nulls(problem, n)
     counts = dict.fromkeys(nulls, 0)
     seconds = dict.fromkeys(nulls, 0.0)
     cpu = dict.fromkeys(nulls, 0.0)
     for i in range(reps):
-        data = ((process(proc, gen, n), process(proc, gen, n)) if problem == "independence"
-                else (process(proc, gen, n),))
+        data: tuple[np.ndarray, ...]
+        if problem == "independence":
+            x, y = process(proc, gen, n), process(proc, gen, n)
+            data = (x, y + shift * x)
+        else:
+            z = process(proc, gen, n)
+            z[n // 2:] += shift
+            data = (z,)
         for name, test in nulls.items():
             t0, c0 = time.perf_counter(), time.process_time()
             counts[name] += test(*data, i) <= ALPHA
             seconds[name] += time.perf_counter() - t0
             cpu[name] += time.process_time() - c0
         if (i + 1) % 50 == 0 or i + 1 == reps:  # a partial table survives a time limit
-            rows = _rows(f"auto {problem} {proc}", n, counts, i + 1)
+            study = f"auto {problem} {proc}" + (f" shift={shift:g}" if shift else "")
+            rows = _rows(study, n, counts, i + 1)
             for r in rows:
                 r["seconds_per_test"] = seconds[r["null"]] / (i + 1)
                 r["cpu_per_test"] = cpu[r["null"]] / (i + 1)
             out_dir.mkdir(parents=True, exist_ok=True)
-            pd.DataFrame(rows).to_csv(out_dir / f"{problem}_{proc}_n{n}.csv", index=False,
-                                      float_format="%.4g")
+            tail = f"_shift{shift:g}" if shift else ""
+            pd.DataFrame(rows).to_csv(out_dir / f"{problem}_{proc}_n{n}{tail}.csv",
+                                      index=False, float_format="%.4g")
     return rows
+
+
+def auto_table(out_dir: Path) -> str:
+    """The ``auto`` cells as one Markdown table (rejections / data sets, ``*`` outside
+    the 99% binomial band of 5%)."""
+    from scipy import stats
+
+    frames = [pd.read_csv(f) for f in sorted(out_dir.glob("*.csv"))]
+    if not frames:
+        return ""
+    tab = pd.concat(frames)
+    nulls = list(dict.fromkeys(tab["null"]))
+    order = ["iid", "ar0.5", "ar0.8", "ar0.9", "ar0.95", "ma2", "arfima", "garch"]
+    lines = ["| problem | process | n | " + " | ".join(nulls) + " |",
+             "|---|---|---:|" + "---:|" * len(nulls)]
+    words = tab["study"].str.split()
+    tab["problem"] = [w[1] + (f" ({w[3]})" if len(w) > 3 else "") for w in words]
+    tab["process"] = tab["study"].str.split().str[2]
+    tab["rank"] = tab["process"].map({p: i for i, p in enumerate(order)})
+    for (problem, _, proc, n), cell in tab.groupby(["problem", "rank", "process", "n"]):
+        row = []
+        for name in nulls:
+            hit = cell[cell["null"] == name]
+            if hit.empty:
+                row.append("-")
+                continue
+            r, reps = int(hit["rejections"].iloc[0]), int(hit["repetitions"].iloc[0])
+            lo, hi = stats.binom.ppf(0.005, reps, ALPHA), stats.binom.ppf(0.995, reps, ALPHA)
+            row.append(f"{r}/{reps}" + ("" if lo <= r <= hi else " *"))
+        lines.append(f"| {problem} | {proc} | {n} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,7 +304,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--problem", default="independence,windows",
                     help="auto study: independence and/or windows")
     ap.add_argument("--out", default=str(HERE / "results" / "dependent_level.csv"))
+    ap.add_argument("--shift", type=float, default=0.0,
+                    help="auto study: a power study (see `auto`), results in "
+                    "dependent_auto_power/")
+    ap.add_argument("--table", action="store_true",
+                    help="print the auto study's table from its CSV files and stop")
     args = ap.parse_args(argv)
+    if args.table:
+        print(auto_table(HERE / "results" / "dependent_auto"))
+        print()
+        print(auto_table(HERE / "results" / "dependent_auto_power"))
+        return 0
     rows: list[dict[str, Any]] = []
     t0 = time.time()
     studies = [s.strip() for s in args.studies.split(",")]
@@ -281,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
             for n in map(int, args.n.split(",")):
                 for problem in args.problem.split(","):
                     rows += auto(args.reps or 300, proc, n, problem,
-                                 HERE / "results" / "dependent_auto")
+                                 HERE / "results" / ("dependent_auto_power" if args.shift
+                                                     else "dependent_auto"), args.shift)
                     print(f"auto {problem} {proc} n={n} done ({time.time() - t0:.0f} s)",
                           flush=True)
     tab = pd.DataFrame(rows)
