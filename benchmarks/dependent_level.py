@@ -25,7 +25,7 @@ Two studies, at alpha = 0.05, through the package itself:
   cross-dependence test (:func:`kmtests.timeseries.cross_dependence_test`,
   independence only, n <= 200) and, for windows, driftdep's
   ``drift_test(statistic="mmd")`` (block permutations with its automatic length)
-  if driftdep is installed. Writes one CSV per cell under
+  if driftdep is installed (n <= 200). Writes one CSV per cell under
   ``benchmarks/results/dependent_auto/``.
 
 Gaussian kernels with the median heuristic, 199 resamples per test, ``--reps`` data
@@ -217,6 +217,8 @@ def _auto_nulls(problem: str, n: int) -> dict[str, Callable[..., float]]:
                                                   rng=i).pvalue,
     }
     try:
+        if n > 200:  # (its permutations cost 4-10 times kmtests' on this machine)
+            raise ImportError
         import driftdep
 
         nulls["driftdep mmd (auto blocks)"] = lambda z, i: float(driftdep.drift_test(

@@ -126,10 +126,11 @@ class WildBootstrap(ResamplingMethod):
     Applies to ``MMD^2_u``, ``MMD^2_b`` and ``HSIC_b`` with the KME (uniform
     weights) on the in-memory engine. Measured at the 5% level
     (``benchmarks/dependent_level.py``): on i.i.d. data with Rademacher
-    multipliers 6-8% at n = 20, 4.6-5.9% at n = 50-100; HSIC on two independent
-    AR(1) series (phi = 0.8) with ``process="ar"``, ``length=20``: 10% at
-    n = 200, 7-7.5% at n = 500-1000, where block permutations
-    (``blocks=``) hold the level.
+    multipliers 6-8% at n = 20, 4.6-5.9% at n = 50-100. On time series with the
+    automatic length (``blocks="auto", method="wild"``) it over-rejects at
+    n = 200-500: HSIC of two AR(1) series 9% (phi = 0.8) to 18% (phi = 0.9, n =
+    200), MMD between two windows 13-22%, where ``blocks="auto"`` (block
+    permutations) keeps the level (``benchmarks/README.md``, "Dependent data").
 
     References
     ----------
