@@ -112,7 +112,7 @@ _FLOORS = [
     ("kmtests", "kmtests.__main__", "kmtests.cli"),
     ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn", "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
-     "kmtests.conditional", "kmtests.joint"),
+     "kmtests.conditional", "kmtests.joint", "kmtests.timeseries"),
     ("kmtests._driver",),
     ("kmtests.results",),
     ("kmtests.null",),
@@ -124,7 +124,7 @@ _FLOORS = [
     ("kmtests.kernels",),
     ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
      "kmtests._typing", "kmtests._warnings", "kmtests._summary", "kmtests._checkpoint",
-     "kmtests._canonical"),
+     "kmtests._canonical", "kmtests._serial"),
 ]
 #: the only import that may run up: the version string of the package
 _UPWARD_ALLOWED = {"kmtests.__version__"}

@@ -87,6 +87,10 @@ def multipliers(rng: np.random.Generator, size: int, n: int, process: str,
     return W
 
 
+def _fmt(length: Any) -> str:
+    return f"{length:g}" if isinstance(length, (int, float)) else str(length)
+
+
 def centred_diagonal(B: np.ndarray) -> np.ndarray:
     """The diagonal of ``H B H`` (``H`` the centring matrix of B's size)."""
     row = B.mean(axis=1)
@@ -289,8 +293,8 @@ class WildBootstrap(ResamplingMethod):
     def describe(self, res: ResultLike) -> str:
         process, length, _ = self._resolved(res)
         what = {"rademacher": "Rademacher multipliers",
-                "gaussian": "Gaussian multipliers"}.get(
-                    process, f"AR(1) multipliers, length {length:g}")
+                "gaussian": "Gaussian multipliers"}.get(process) or (
+                    f"AR(1) multipliers, length {_fmt(length)}")
         return f"wild bootstrap p-value ({res.n_resamples} draws, {what}; approximate)"
 
     def info_rows(self, res: ResultLike) -> list[tuple[str, Any]]:
@@ -308,8 +312,8 @@ class WildBootstrap(ResamplingMethod):
         why = f", {why}" if why and why != "given" else ""
         which = {"rademacher": "independent Rademacher multipliers (i.i.d. data)",
                  "gaussian": "independent Gaussian multipliers (i.i.d. data)"}.get(
-                     process,
-                     f"an AR(1) multiplier process of length {length:g}{why} (dependent data)")
+                     process) or (f"an AR(1) multiplier process of length {_fmt(length)}"
+                                  f"{why} (dependent data)")
         return [f"Wild bootstrap null (Chwialkowski et al., 2014) with {which}: approximate "
                 "p-value = (1 + #{T_b >= T}) / (1 + B); its Monte Carlo interval is the "
                 "Clopper-Pearson interval of the bootstrap p-value."]
