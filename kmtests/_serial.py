@@ -22,7 +22,8 @@ r"""Serial dependence: automatic block lengths and the check for autocorrelated 
   stationary-bootstrap length (their covariance ``exp(-|s - t| / l)`` is the
   stationary bootstrap's ``(1 - 1/b)^|s - t|`` with ``b = l``), at most ``n / 4``;
 * :func:`serial_check` — a cheap check (the lag-1 autocorrelation of the data's
-  columns and of their squares, ``O(n d)``) that warns
+  columns and of their squares, after the best single shift in mean is removed:
+  concatenated groups are not a series; ``O(n d)``) that warns
   (:class:`~kmtests.SerialDependenceWarning`) when a null for i.i.d. data meets
   series whose dependence inflates its level.
 
@@ -214,6 +215,24 @@ def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> Auto
                       float(max(1.0, min(b_sb, n / 4.0))), count)
 
 
+def _unshift(c: np.ndarray) -> np.ndarray:
+    """Centred columns minus their best single shift in mean (the split that explains
+    most of the variance): a sample made by concatenating two groups (e.g. the two
+    components of a mixture) is not a time series, and a shift is not autocorrelation."""
+    m = c.shape[0]
+    if m < 4:
+        return c
+    csum = np.cumsum(c, axis=0)[:-1]                    # sums of the first k rows
+    k = np.arange(1, m)[:, None]
+    gain = csum * csum * m / (k * (m - k))              # between-segment sum of squares
+    cut = np.argmax(gain, axis=0) + 1
+    out = c.copy()
+    for j, kj in enumerate(cut):
+        out[:kj, j] -= out[:kj, j].mean()
+        out[kj:, j] -= out[kj:, j].mean()
+    return out
+
+
 def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
     """Lag-1 autocorrelations of the columns of `a` and of their squares, within windows."""
     a = np.asarray(a, dtype=np.float64)
@@ -232,8 +251,7 @@ def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
         w = a[lo:hi]
         w = w - w.mean(axis=0)
         s = w * w
-        s = s - s.mean(axis=0)
-        both = np.hstack([w, s])
+        both = _unshift(np.hstack([w, s - s.mean(axis=0)]))
         num += np.sum(both[1:] * both[:-1], axis=0)
         den += np.sum(both * both, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
