@@ -34,7 +34,7 @@ Examples
 >>> print(f"p = {res.pvalue:.3f}; strongest at lag {res.lag}; blocks of {res.block_length}")
 p = 0.005; strongest at lag 2; blocks of 34
 >>> print(f"{drift_test(x, n_resamples=199, rng=1).pvalue:.2f}")   # no drift in x
-0.57
+0.62
 """
 
 from __future__ import annotations
