@@ -41,7 +41,11 @@ SequentialTwoSampleTest, SequentialIndependenceTest, DriftMonitor
     (:mod:`kmtests.sequential`).
 KmtestsWarning and its subclasses
     ApproximationWarning, DegenerateStatisticWarning, IndefiniteKernelWarning,
-    SlowTestWarning.
+    SerialDependenceWarning, SlowTestWarning.
+timeseries
+    Time series: drift between two windows of one series, and the kernel
+    cross-dependence of two series at lags 0..M (``drift_test``,
+    ``cross_dependence_test``), with data-driven block lengths.
 """
 
 from __future__ import annotations
@@ -83,11 +87,12 @@ from ._warnings import ApproximationWarning as ApproximationWarning
 from ._warnings import DegenerateStatisticWarning as DegenerateStatisticWarning
 from ._warnings import IndefiniteKernelWarning as IndefiniteKernelWarning
 from ._warnings import KmtestsWarning as KmtestsWarning
+from ._warnings import SerialDependenceWarning as SerialDependenceWarning
 from ._warnings import SlowTestWarning as SlowTestWarning
 
 __version__ = "0.2.0.dev0"
 
-_LAZY = ("groundtruth", "learn", "power", "risk")
+_LAZY = ("groundtruth", "learn", "power", "risk", "timeseries")
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: heavier sub-modules load on first use
@@ -121,6 +126,7 @@ __all__ = [
     "PermutationMethod",
     "SequentialIndependenceTest",
     "SequentialTwoSampleTest",
+    "SerialDependenceWarning",
     "SlowTestWarning",
     "TwoSampleResult",
     "__version__",
@@ -139,5 +145,6 @@ __all__ = [
     "null",
     "power",
     "risk",
+    "timeseries",
     "two_sample_test",
 ]

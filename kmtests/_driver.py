@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._guards import check_memory
+from ._serial import serial_check
 from .results._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
 from .null.permutation import check_finite_statistic
@@ -104,6 +105,7 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
         ) -> KernelTestResult:
     """Run a test (see the module docs)."""
     engine = _resolve(problem, statistic, engine, method, tuning)
+    serial_check(problem, method)  # warns when an i.i.d. null meets autocorrelated rows
     n_jobs = method.threads
     rng = method.source_of_randomness
     prepared = statistic.prepare(problem, engine, tuning, rng)

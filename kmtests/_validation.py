@@ -217,6 +217,15 @@ def check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", 
         )
 
 
+def check_paired(x: np.ndarray, y: np.ndarray) -> None:
+    """Refuse paired data of different lengths."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(
+            "`x` and `y` must have the same number of observations (paired data); "
+            f"got {x.shape[0]} and {y.shape[0]}."
+        )
+
+
 @overload
 def check_positive_int(value: object, name: str) -> int: ...
 

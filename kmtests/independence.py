@@ -74,7 +74,7 @@ def independence_test(
     lam: Any = None,
     engine: str | Engine = "exact", n_features: int | None = None,
     strata: Any = None,
-    blocks: int | None = None,
+    blocks: int | Literal["auto"] | None = None,
     alternative: Literal["greater"] = "greater",
     nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
@@ -178,10 +178,11 @@ def independence_test(
         discrete variable the dependence may go through): tests independence
         within the strata; exact. The gamma and wild-bootstrap nulls do not
         apply.
-    blocks : int, optional
+    blocks : int or "auto", optional
         Permute blocks of `blocks` consecutive pairs of `y` against `x` (time
-        series whose dependence is shorter than the blocks: an approximation).
-        See also the wild bootstrap (:class:`~kmtests.null.WildBootstrap`).
+        series whose dependence is shorter than the blocks: an approximation);
+        ``"auto"``: a length from the data (:doc:`/user_guide/dependent`). With
+        ``method="wild"``: AR(1) multipliers of that length.
     {{conventions}}
 
     Returns

@@ -74,7 +74,7 @@ def two_sample_test(
     engine: str | Engine | None = None, n_features: int | None = None,
     block_size: int | None = None,
     strata: Any = None,
-    blocks: int | None = None,
+    blocks: int | Literal["auto"] | None = None,
     alternative: Literal["greater"] = "greater",
     nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
@@ -223,12 +223,13 @@ def two_sample_test(
         arrangement keeps each stratum's number of x points: the exact
         permutation test of a paired design (one stratum per pair) or of
         clustered data. Exact; the gamma and wild-bootstrap nulls do not apply.
-    blocks : int, optional
+    blocks : int or "auto", optional
         Permute blocks of `blocks` consecutive observations instead of single
         ones (time series whose dependence is shorter than the blocks: an
-        approximation; both sample sizes must be multiples of it). For a
-        dependent series, see also the wild bootstrap
-        (:class:`~kmtests.null.WildBootstrap`).
+        approximation; both sample sizes must be multiples of it). ``"auto"``:
+        the rows are two windows of one series, and the length comes from the
+        data (:doc:`/user_guide/dependent`; the sizes need not be multiples).
+        With ``method="wild"``: AR(1) multipliers of that length.
     {{conventions}}
 
     Returns

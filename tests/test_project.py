@@ -112,7 +112,8 @@ _FLOORS = [
     ("kmtests.power", "kmtests.risk", "kmtests.studies", "kmtests.compare", "kmtests.learn",
      "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
-     "kmtests.conditional", "kmtests.joint", "kmtests.goodness"),
+     "kmtests.conditional", "kmtests.joint", "kmtests.goodness",
+     "kmtests.timeseries"),
     ("kmtests._plan", "kmtests._posthoc", "kmtests._collection", "kmtests._docs"),
     ("kmtests._driver",),
     ("kmtests.results",),
@@ -125,7 +126,7 @@ _FLOORS = [
     ("kmtests.kernels",),
     ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
      "kmtests._typing", "kmtests._warnings", "kmtests._summary",
-     "kmtests.studies._checkpoint", "kmtests.studies._canonical"),
+     "kmtests.studies._checkpoint", "kmtests.studies._canonical", "kmtests._serial"),
 ]
 #: the only import that may run up: the version string of the package
 _UPWARD_ALLOWED = {"kmtests.__version__"}

@@ -157,6 +157,24 @@ def _resampling(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
+def _test_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The test's options, --blocks and the resampling options; --process and --length
+    configure the wild bootstrap's object (which then carries the resampling options)."""
+    kw = {**opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args)}
+    wild = {k: v for k in ("process", "length")
+            if (v := getattr(args, k, None)) is not None}
+    if not wild:
+        return kw
+    if kw.get("method") != "wild":
+        raise ValueError("--process and --length configure the wild bootstrap: add "
+                         "--method wild")
+    from ..null import WildBootstrap
+
+    own = {k: kw.pop(k) for k in ("n_resamples", "batch", "rng", "progress") if k in kw}
+    kw["method"] = WildBootstrap(**wild, **own)
+    return kw
+
+
 def _kernels(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
     """--kernel and --bandwidth(s), or their -x/-y forms, by their Python names."""
     suffixes = [""] if kind == "two_sample" else ["_x", "_y"]
@@ -238,8 +256,7 @@ def _two_sample(args: argparse.Namespace) -> Any:
     x, y, name, strata = _two_samples(args)
     args._n_memory = x.shape[0] + y.shape[0]
     return two_sample_test(x, y, data_name=name, strata=strata,
-                           **_kernels(args, "two_sample", "bandwidth"),
-                           **opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args))
+                           **_kernels(args, "two_sample", "bandwidth"), **_test_options(args))
 
 
 def _k_sample(args: argparse.Namespace) -> Any:
@@ -276,7 +293,7 @@ def _independence(args: argparse.Namespace) -> Any:
     args._n_memory = x.shape[0]
     return independence_test(x, y, data_name=name, strata=strata,
                              **_kernels(args, "independence", "bandwidth"),
-                             **opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args))
+                             **_test_options(args))
 
 
 def _aggregated(args: argparse.Namespace) -> Any:

@@ -310,22 +310,56 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
                        help="block size of --engine block (default floor(sqrt(n)))" + suffix)
 
 
+def blocks_arg(text: str) -> int | str:
+    """--blocks: a block length (an integer of at least 1) or 'auto'."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    return positive_int(text)
+
+
+def length_arg(text: str) -> float | str:
+    """--length: a positive number or 'auto'."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number or 'auto'; got {text!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'auto'; got {text!r}")
+    return v
+
+
 def add_dependence(p: argparse.ArgumentParser, kind: str) -> None:
-    """--strata and --blocks: permutations restricted to strata or to blocks."""
+    """--strata and --blocks: permutations restricted to strata or to blocks; --process
+    and --length: the multipliers of --method wild (time series)."""
     if kind == "two_sample":
         p.add_argument("--strata", default=None, metavar="COLUMN",
                        help="permute only within strata: COLUMN labels each row's stratum "
                        "(e.g. a pair of a paired design), in each file; exact")
-        p.add_argument("--blocks", type=positive_int, default=None, metavar="SIZE",
-                       help="permute blocks of SIZE consecutive rows (time series; "
-                       "approximate; SIZE must divide both sample sizes)")
+        p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
+                       help="the rows are in time order (two windows of one series): "
+                       "permute blocks of SIZE consecutive rows (SIZE must divide both "
+                       "sample sizes), or 'auto' (a length from the data, the Politis-White "
+                       "rule); with --method wild, AR(1) multipliers of that length; "
+                       "approximate")
     else:
         p.add_argument("--strata", default=None, metavar="COLUMN",
                        help="permute y against x only within the strata labelled by COLUMN "
                        "(independence within strata); exact")
-        p.add_argument("--blocks", type=positive_int, default=None, metavar="SIZE",
-                       help="permute blocks of SIZE consecutive rows of y against x (time "
-                       "series; approximate)")
+        p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
+                       help="the rows are in time order: permute blocks of SIZE consecutive "
+                       "rows of y against x, or 'auto' (a length from the data, the "
+                       "Politis-White rule); with --method wild, AR(1) multipliers of that "
+                       "length; approximate")
+    p.add_argument("--process", default=None, choices=["auto", "rademacher", "gaussian", "ar"],
+                   help="multipliers of --method wild: auto (default: ar with --blocks, "
+                   "else rademacher), rademacher, gaussian (i.i.d. data) or ar (an AR(1) "
+                   "process: time series)")
+    p.add_argument("--length", type=length_arg, default=None, metavar="L|auto",
+                   help="memory of the AR(1) multipliers of --method wild --process ar: a "
+                   "number, or 'auto' (default: the Politis-White rule on the data)")
 
 
 def add_k_sample(p: argparse.ArgumentParser) -> None:

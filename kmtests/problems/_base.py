@@ -94,8 +94,21 @@ class Problem:
                         f"keeps the null of the {self.kind} problem: use "
                         "method='monte_carlo' (fresh samples from the model).")
             return None
+        if self.series and method.draws == "multipliers":
+            return None  # dependent multipliers are a time series' null (the method's check)
         if not scheme.full and method.draws != "arrangements":
             return (f"method={method.name!r} approximates the null of unrestricted "
                     "arrangements; `strata` and `blocks` restrict the permutations: use "
                     "method='permutation'.")
         return None
+
+    def serial_evidence(self) -> tuple[Any, ...] | None:
+        """Whether its rows look serially dependent, and the number that says so (and the
+        fix, when not ``blocks='auto'``): :func:`kmtests._serial.serial_check` warns when
+        an i.i.d. null meets them. None: the problem has no such check."""
+        return None
+
+    @property
+    def series(self) -> bool:
+        """Whether its observations are declared a time series (``blocks=``)."""
+        return bool(getattr(getattr(self, "scheme", None), "series", False))

@@ -24,7 +24,8 @@ import numpy as np
 
 from .._gram import check_symmetric
 from .._validation import as_sample, check_positive_int, check_same_dim
-from ..kernels import _unit
+from .._serial import auto_length, lag1_evidence, paired_lag1_evidence
+from ..kernels import Precomputed, _unit
 from ._base import Problem, u_form_for_uniform_weights
 from .conventions import prepare_data
 from .schemes import Blocks, KWay, Pairing, Scheme, Split, Within
@@ -148,8 +149,6 @@ class TwoSampleProblem(Problem):
     @classmethod
     def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
                   data_name: str | None, axis: Any, nan_policy: Any) -> "TwoSampleProblem":
-        from ..kernels import Precomputed
-
         return two_sample_problem(*data, precomputed=isinstance(kernels["kernel"], Precomputed),
                                   data_name=data_name, axis=axis, nan_policy=nan_policy)
 
@@ -159,6 +158,9 @@ class TwoSampleProblem(Problem):
 
     def restricted(self, strata: Any = None, blocks: Any = None) -> "TwoSampleProblem":
         return restricted(self, strata, blocks)
+
+    def serial_evidence(self) -> tuple[Any, ...] | None:
+        return None if self.z is None else lag1_evidence(self.z, (self.n_x, self.n_y))
 
     @property
     def n(self) -> int:
@@ -228,14 +230,17 @@ class IndependenceProblem(Problem):
     @classmethod
     def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
                   data_name: str | None, axis: Any, nan_policy: Any) -> "IndependenceProblem":
-        from ..kernels import Precomputed
-
         return independence_problem(*data, precomputed_x=isinstance(kernels["x"], Precomputed),
                                     precomputed_y=isinstance(kernels["y"], Precomputed),
                                     data_name=data_name, axis=axis, nan_policy=nan_policy)
 
     def restricted(self, strata: Any = None, blocks: Any = None) -> "IndependenceProblem":
         return restricted(self, strata, blocks)
+
+    def serial_evidence(self) -> tuple[Any, ...] | None:
+        if self.x.data is None or self.y.data is None:
+            return None
+        return paired_lag1_evidence(self.x.data, self.y.data)
     _scheme: Scheme | None = field(default=None, repr=False)
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
@@ -363,8 +368,6 @@ class KSampleProblem(Problem):
     @classmethod
     def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
                   data_name: str | None, axis: Any, nan_policy: Any) -> "KSampleProblem":
-        from ..kernels import Precomputed
-
         if isinstance(kernels["kernel"], Precomputed):
             raise ValueError("k_sample_test computes the kernel from the samples; a "
                              "precomputed Gram matrix is not supported (use the data).")
@@ -448,6 +451,42 @@ def _block_length(blocks: Any) -> int:
     return b
 
 
+def _is_auto(blocks: Any) -> bool:
+    return isinstance(blocks, str) and blocks.lower() == "auto"
+
+
+def _auto(problem: Any, arrays: list[tuple[Any, Any]], windows: tuple[int, ...]) -> Any:
+    """The automatic block length of `problem` from its (data, Gram matrix) pairs (a
+    precomputed Gram matrix: its first principal components stand for the data)."""
+
+    if problem.n < 16:
+        raise ValueError("blocks='auto' needs at least 16 observations to estimate the "
+                         f"dependence; got {problem.n}. Give a block length.")
+    series = []
+    for data, gram in arrays:
+        if data is not None:
+            a = np.asarray(data, dtype=np.float64)
+        else:  # a Gram matrix: the first principal components of its centred form
+            g = np.asarray(gram, dtype=np.float64)
+            c = g - g.mean(axis=0) - g.mean(axis=1)[:, None] + g.mean()
+            vals, vecs = np.linalg.eigh(c)
+            top = np.argsort(vals)[::-1][:3]
+            a = vecs[:, top] * np.sqrt(np.maximum(vals[top], 0.0))
+        series.append(a)
+    return auto_length(series, windows)
+
+
+def auto_length_of(problem: Any) -> Any:
+    """The automatic lengths (:class:`kmtests._serial.AutoLength`) of a two-sample
+    (two windows of one series) or independence problem."""
+    if isinstance(problem, TwoSampleProblem):
+        return _auto(problem, [(problem.z, problem.K)], (problem.n_x, problem.n_y))
+    if isinstance(problem, IndependenceProblem):
+        return _auto(problem, [(v.data, v.K) for v in (problem.x, problem.y)], ())
+    raise ValueError(f"an automatic length applies to two-sample and independence problems; "
+                     f"got a {problem.kind} problem: give `length`.")
+
+
 def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     """The problem with its permutations restricted to strata or blocks (or as it is).
 
@@ -455,7 +494,10 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     samples' labels or one label per pooled point) keeps every arrangement inside
     the strata: a paired design (one stratum per pair), clustered data.
     `blocks` (a block length) permutes blocks of consecutive observations: time
-    series (for two samples both sizes must be multiples of it).
+    series (for two samples both sizes must be multiples of it). ``blocks="auto"``
+    chooses the length from the data (:func:`kmtests._serial.auto_length`: the
+    Politis-White rule on the data's columns and kernel features; two samples are
+    then two windows of one series, and need not be multiples of it).
     """
     if strata is None and blocks is None:
         return problem
@@ -472,6 +514,9 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             else:
                 labels = _labels(strata, problem.n, "pooled point (x first)")
             scheme: Scheme = Within(labels, n_x=problem.n_x)
+        elif _is_auto(blocks):
+            auto = auto_length_of(problem)
+            scheme = Blocks(problem.n, auto.block, n_x=problem.n_x, auto=auto)
         else:
             b = _block_length(blocks)
             if problem.n_x % b or problem.n_y % b:
@@ -484,6 +529,9 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                                 problem.labels)
     if strata is not None:
         scheme = Within(_labels(strata, problem.n, "pair"))
+    elif _is_auto(blocks):
+        auto = auto_length_of(problem)
+        scheme = Blocks(problem.n, auto.block, auto=auto)
     else:
         b = _block_length(blocks)
         if b >= problem.n:

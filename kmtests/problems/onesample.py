@@ -17,6 +17,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
+from .._serial import lag1_evidence
 from .._validation import as_sample
 from ..kernels import Kernel
 from ._base import Problem
@@ -168,6 +169,13 @@ class OneSampleProblem(Problem):
     @property
     def sampler(self) -> Callable[[np.random.Generator, int], np.ndarray] | None:
         return self.model.sampler
+
+    def serial_evidence(self) -> tuple[Any, ...] | None:
+        """An MCMC chain's draws are autocorrelated: the i.i.d. multipliers reject a chain
+        that samples the model."""
+        hit, what = lag1_evidence(self.x)
+        return hit, what, ("If the rows are a Markov chain, use "
+                           "method=WildBootstrap(process='ar') (dependent multipliers).")
 
     def with_sample(self, x: np.ndarray) -> "OneSampleProblem":
         """The problem on another sample of the model (the Monte Carlo null)."""
