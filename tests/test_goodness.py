@@ -185,3 +185,39 @@ def test_command_line(tmp_path, capsys):
     assert "--model NAME" in capsys.readouterr().err
     assert main(["gof", str(path), "--score", "numpy:negative", "--seed", "2",
                  "--n-resamples", "99"]) == 0
+
+
+@pytest.mark.parametrize("kernel", ["imq", "gaussian"])
+def test_stein_witness_is_the_mean_of_the_stein_features(kernel):
+    """g(t) = mean_i [s(x_i) k(x_i, t) + grad_x k(x_i, t)], the gradient by central
+    differences; it is small under the model and large where the model misfits."""
+    gen = np.random.default_rng(8)
+    x = gen.normal(0.5, 1.0, size=(60, 2))
+    res = goodness_of_fit_test(x, score=lambda t: -t, kernel=kernel, n_resamples=19, rng=0)
+    k = res.kernels["kernel"]
+    t = np.array([[0.0, 0.0], [1.0, -1.0], [2.5, 0.5]])
+    eps = 1e-6
+    want = np.zeros((3, 2))
+    for a, tt in enumerate(t):
+        for i in range(60):
+            kv = k.gram(x[i:i + 1], tt[None])[0, 0]
+            grad = [(k.gram(x[i:i + 1] + eps * e, tt[None])[0, 0]
+                     - k.gram(x[i:i + 1] - eps * e, tt[None])[0, 0]) / (2 * eps)
+                    for e in np.eye(2)]
+            want[a] += (-x[i]) * kv + np.array(grad)
+    np.testing.assert_allclose(res.witness(t), want / 60, rtol=1e-6, atol=1e-9)
+    fit = goodness_of_fit_test(gen.normal(size=(60, 2)), score=lambda t: -t, kernel=kernel,
+                               n_resamples=19, rng=0)
+    assert np.abs(fit.witness(t)).max() < np.abs(res.witness(t)).max()
+
+
+def test_plot_witness(tmp_path):
+    pytest.importorskip("matplotlib")
+    x = np.random.default_rng(0).normal(0.5, 1.0, size=100)
+    res = goodness_of_fit_test(x, model=stats.norm(), n_resamples=19, rng=1)
+    ax = res.plot_witness()
+    assert ax.get_title().startswith("Stein witness")
+    ax.figure.savefig(tmp_path / "w.png")
+    axes = goodness_of_fit_test(np.c_[x, x[::-1]], score=lambda t: -t, n_resamples=19,
+                                rng=1).plot_witness()
+    assert len(axes) == 2

@@ -37,7 +37,7 @@ from ._base import Prepared, Statistic
 from .forms import FormInfo, KernelForm
 from .null_laws import multipliers
 
-__all__ = ["KSD", "SteinForm", "stein_gram"]
+__all__ = ["KSD", "SteinForm", "SteinWitness", "kernel_gradient", "stein_gram"]
 
 #: the kernels whose Stein kernel is implemented (their derivatives in closed form)
 STEIN_KERNELS = (Gaussian, IMQ)
@@ -66,6 +66,43 @@ def stein_gram(kernel: Kernel, x: np.ndarray, s: np.ndarray) -> np.ndarray:
     k2 = k1 / u                          # u^(beta - 2)
     return (K * (s @ s.T) - 2.0 * beta * k1 * (A - B) / h2
             - 4.0 * beta * (beta - 1.0) * k2 * D2 / (h2 * h2) - 2.0 * d * beta * k1 / h2)
+
+
+def kernel_gradient(kernel: Kernel, x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``grad_x k(x_i, t_j)`` of a fitted Gaussian or IMQ kernel, shape ``(m, n, d)``."""
+    bw = float(kernel.bandwidth)  # type: ignore[attr-defined]
+    h2 = bw * bw
+    r = x[None, :, :] - t[:, None, :]                       # (m, n, d): x_i - t_j
+    K = kernel.gram(t, x)                                    # (m, n)
+    if isinstance(kernel, Gaussian):
+        return -(r / h2) * K[:, :, None]
+    u = 1.0 + np.einsum("mnd,mnd->mn", r, r) / h2
+    return -(r / h2) * (K / u)[:, :, None]                  # 2 beta u^(beta-1) r/h2, beta=-1/2
+
+
+@dataclass(frozen=True, eq=False)
+class SteinWitness:
+    """The Stein witness ``g(t) = (1/n) sum_i [s(x_i) k(x_i, t) + grad_x k(x_i, t)]``: the
+    mean embedding of the Stein features, a d-vector at each point; ``KSD^2_b`` is its
+    squared norm. Away from zero where the sample and the model disagree (its sign: the
+    direction in which the model's score would have to change)."""
+
+    kernel: Kernel
+    x: np.ndarray
+    scores: np.ndarray
+
+    @property
+    def dim(self) -> int:
+        return int(self.x.shape[1])
+
+    def __call__(self, t: Any) -> np.ndarray:
+        pts = np.asarray(t, dtype=np.float64)
+        pts = pts.reshape(-1, 1) if pts.ndim == 1 and self.dim == 1 else np.atleast_2d(pts)
+        if pts.shape[1] != self.dim:
+            raise ValueError(f"`points` must have {self.dim} column(s); got {pts.shape[1]}.")
+        K = self.kernel.gram(pts, self.x)                    # (m, n)
+        grad = kernel_gradient(self.kernel, self.x, pts)      # (m, n, d)
+        return (K @ self.scores + grad.sum(axis=1)) / self.x.shape[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,4 +211,5 @@ class KSD(Statistic):
             raise AssertionError("no arrangement keeps the one-sample null")
 
         return Prepared(values, observed, {"kernel": self.kernel}, what=self.label(),
-                        kernel_form=lambda: SteinForm(self.unbiased, H))
+                        kernel_form=lambda: SteinForm(self.unbiased, H),
+                        witness=SteinWitness(self.kernel, problem.x, problem.scores))
