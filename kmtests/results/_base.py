@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
+from .._validation import shown
 from .._summary import flow as _flow
 from .._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
                        format_pvalue, html_settings_table, result_table,
@@ -366,7 +367,7 @@ class KernelTestResult:
             For a method without Monte Carlo error (the gamma approximation).
         """
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         ci = self.method.conf_int(self, alpha)
         if ci is None:
             raise NotImplementedError(f"a Monte Carlo interval exists only for permutation "
@@ -555,7 +556,7 @@ class KernelTestResult:
             Prints as text; ``_repr_html_`` renders it in Jupyter.
         """
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         lines = self._settings_lines()
         settings, shortened = settings_table(lines, self.title)
         ci = self.method.conf_int(self, alpha)

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._validation import shown
 from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME
@@ -196,7 +197,7 @@ class MESCF(LearnedFeatures):
                  split_size: int | None = None) -> None:
         super().__init__(n_locations, split_size)
         if kind not in ("me", "scf"):
-            raise ValueError(f"`kind` must be 'me' or 'scf'; got {kind!r}.")
+            raise ValueError(f"`kind` must be 'me' or 'scf'; got {shown(kind)}.")
         self.kind = kind
         self.name = kind  # type: ignore[misc]
         self.kernel = kernel
