@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
-from .._validation import shown
 from .._summary import flow as _flow
 from .._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
                        format_pvalue, html_settings_table, result_table,
                        settings_table)
+from .._validation import shown
 
 if TYPE_CHECKING:
     import pandas as pd

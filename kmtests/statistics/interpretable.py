@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import shown
 from .._guards import format_bytes
+from .._validation import shown
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME
 from ..estimators._rules import Uniform

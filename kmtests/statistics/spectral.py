@@ -43,8 +43,8 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._validation import shown
 from .._gram import CentredGram, centred_spectrum
+from .._validation import shown
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import _CHUNK, PooledGram, _membership_into, within_sums
 from ..estimators import KME
