@@ -37,6 +37,7 @@ from typing import Any, Callable, ClassVar, Union
 import numpy as np
 
 from ._gram import CentredGram, centre_in_place, check_finite_gram, check_psd, check_symmetric
+from ._validation import shown
 
 __all__ = [
     "KERNELS",
@@ -317,7 +318,8 @@ def median_bandwidth(
 def _check_bandwidth(bw: Any, *, vector: bool = False) -> float | np.ndarray | str:
     if isinstance(bw, str):
         if bw.lower() != "median":
-            raise ValueError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.")
+            raise ValueError(f"`bandwidth` must be 'median' or a positive number; "
+                             f"got {shown(bw)}.")
         return "median"
     if vector:
         arr = np.atleast_1d(np.asarray(bw, dtype=np.float64))
@@ -325,13 +327,14 @@ def _check_bandwidth(bw: Any, *, vector: bool = False) -> float | np.ndarray | s
             raise ValueError("`bandwidth` must be 'median' or positive finite number(s).")
         return arr
     if isinstance(bw, (bool, np.bool_)) or not np.isscalar(bw):
-        raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.")
+        raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {shown(bw)}.")
     try:
         val = float(bw)  # type: ignore[arg-type]  # a scalar (checked), maybe not a number
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.") from exc
+        raise TypeError(f"`bandwidth` must be 'median' or a positive number; "
+                        f"got {shown(bw)}.") from exc
     if not np.isfinite(val) or val <= 0:
-        raise ValueError(f"`bandwidth` must be a positive finite number; got {bw!r}.")
+        raise ValueError(f"`bandwidth` must be a positive finite number; got {shown(bw)}.")
     return val
 
 
@@ -793,7 +796,8 @@ def resolve_kernel(kernel: Any, bandwidth: BandwidthLike = "median", *,
         key = kernel.lower()
         if key not in KERNELS:
             valid = ", ".join(repr(k) for k in sorted(KERNELS))
-            raise ValueError(f"`{name}` must be one of {valid} or a callable; got {kernel!r}.")
+            raise ValueError(f"`{name}` must be one of {valid} or a callable; "
+                             f"got {shown(kernel)}.")
         cls = KERNELS[key]
         if issubclass(cls, _BandwidthKernel):
             try:

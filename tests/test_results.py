@@ -137,3 +137,15 @@ def test_numpy_scalars_are_shown_as_python_values():
     with pytest.raises(ValueError) as err:
         kmtests.two_sample_test(x, x + 1.0, alternative=np.str_("less"))
     assert "alternative='less'" in str(err.value) and "np." not in str(err.value)
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    (dict(bandwidth=np.str_("wide")), "got 'wide'"),
+    (dict(estimator=np.str_("nope")), "got 'nope'"),
+    (dict(n_jobs=np.int64(0)), "got 0"),
+])
+def test_numpy_scalars_in_argument_errors(kwargs, text):
+    x = np.zeros((6, 1))
+    with pytest.raises((ValueError, TypeError)) as err:
+        kmtests.two_sample_test(x, x + 1.0, **kwargs)
+    assert text in str(err.value) and "np." not in str(err.value)

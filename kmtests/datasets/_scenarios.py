@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import check_positive_int
+from .._validation import check_positive_int, shown
 
 __all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "conditional_sine",
            "gaussian_mean_shift",
@@ -249,7 +249,7 @@ def perturbed_uniform(d: int = 1, perturbations: int = 2, smoothness: float = 1.
         amplitude = effect * P ** (-smoothness)
         if not 0 <= amplitude * np.exp(-d) <= 1:
             raise ValueError(f"`effect` of {name!r} must be in [0, {np.exp(d) * P ** smoothness:.4g}]"
-                             f" (the density is negative beyond); got {effect!r}.")
+                             f" (the density is negative beyond); got {shown(effect)}.")
         theta = gen.choice([-1.0, 1.0], size=P**d)
         x = gen.uniform(size=(n, d))
         top = 1.0 + amplitude * np.exp(-d)
@@ -324,7 +324,7 @@ def ar1_pair(phi: float = 0.8) -> Scenario:
     ((100, 1), (100, 1))
     """
     if not -1 < phi < 1:
-        raise ValueError(f"`phi` must be in (-1, 1) (a stationary series); got {phi!r}.")
+        raise ValueError(f"`phi` must be in (-1, 1) (a stationary series); got {shown(phi)}.")
 
     def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
         if not -1 <= effect <= 1:
@@ -375,7 +375,7 @@ def conditional_sine(frequency: float = 3.0) -> Scenario:
     [(50, 1), (50, 1), (50, 1)]
     """
     if not (np.isfinite(frequency) and frequency > 0):
-        raise ValueError(f"`frequency` must be a positive number; got {frequency!r}.")
+        raise ValueError(f"`frequency` must be a positive number; got {shown(frequency)}.")
 
     def sampler(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray, ...]:
         z = gen.normal(size=n)
@@ -441,5 +441,5 @@ def get_scenario(name: str | Scenario) -> Scenario:
         return name
     if not isinstance(name, str) or name not in SCENARIOS:
         valid = ", ".join(repr(k) for k in sorted(SCENARIOS))
-        raise ValueError(f"`scenario` must be one of {valid}; got {name!r}.")
+        raise ValueError(f"`scenario` must be one of {valid}; got {shown(name)}.")
     return SCENARIOS[name]

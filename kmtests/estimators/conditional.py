@@ -70,7 +70,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._gram import centred_spectrum, psd_factor
-from .._validation import check_choice
+from .._validation import check_choice, shown
 from .filters import FILTERS, shrink_factor
 
 __all__ = ["CRITERIA", "ConditionalMeanEmbedding", "FittedRegression", "RidgeResidual",
@@ -502,15 +502,15 @@ class ConditionalMeanEmbedding:
         if isinstance(lam, str):
             if lam != "auto":
                 raise ValueError(f"`lam` must be a positive number, a sequence of them or "
-                                 f"'auto'; got {lam!r}.")
+                                 f"'auto'; got {shown(lam)}.")
             return None
         arr = np.atleast_1d(np.asarray(lam, dtype=np.float64)) if not isinstance(
             lam, bool) else np.array([np.nan])
         if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
             raise ValueError(f"`lam` must be a positive number, a sequence of them or 'auto'; "
-                             f"got {lam!r}.")
+                             f"got {shown(lam)}.")
         if np.unique(arr).size != arr.size:
-            raise ValueError(f"`lam` must not repeat values; got {lam!r}.")
+            raise ValueError(f"`lam` must not repeat values; got {shown(lam)}.")
         return arr
 
     @property

@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .._validation import shown
 from . import _loocv as L
 from ._base import FixedTuningError, KernelMeanEstimator
 from ._rules import General
@@ -59,7 +60,7 @@ def _check_pos(value: Any, name: str, *, allow_none: bool = False) -> None:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a positive number{' or None' if allow_none else ''}.")
     if not (np.isfinite(float(value)) and float(value) > 0):
-        raise ValueError(f"`{name}` must be a positive finite number; got {value!r}.")
+        raise ValueError(f"`{name}` must be a positive finite number; got {shown(value)}.")
 
 
 def _curve(grid: np.ndarray, score: np.ndarray) -> dict[str, np.ndarray]:

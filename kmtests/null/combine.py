@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_choice, shown
 from .._warnings import DegenerateStatisticWarning
 from ._base import NullOutcome
 from .permutation import (
@@ -71,7 +71,7 @@ def weights(kind: str | Sequence[float], m: int) -> np.ndarray:
         w = np.asarray(kind, dtype=np.float64)
         if w.shape != (m,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
             raise ValueError(f"`weights` must be 'uniform', 'increasing', 'decreasing', "
-                             f"'centred' or {m} positive numbers; got {kind!r}.")
+                             f"'centred' or {m} positive numbers; got {shown(kind)}.")
         return w / w.sum()
     kind = check_choice(kind, "weights", _WEIGHTS)
     i = np.arange(1, m + 1, dtype=np.float64)

@@ -37,7 +37,7 @@ from .._summary import (
     settings_table,
 )
 from .._summary import flow as _flow
-from .._validation import check_positive_int
+from .._validation import check_positive_int, shown
 from ..statistics.witness import HSICWitness, feature_relevance
 from ._plot import plot_null, plot_witness
 
@@ -385,7 +385,7 @@ class KernelTestResult:
             For a method without Monte Carlo error (the gamma approximation).
         """
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         ci = self.method.conf_int(self, alpha)
         if ci is None:
             raise NotImplementedError(f"a Monte Carlo interval exists only for permutation "
@@ -574,7 +574,7 @@ class KernelTestResult:
             Prints as text; ``_repr_html_`` renders it in Jupyter.
         """
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         lines = self._settings_lines()
         settings, shortened = settings_table(lines, self.title)
         ci = self.method.conf_int(self, alpha)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from .._validation import shown
 from ._base import KernelTestResult
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class KSampleResult(KernelTestResult):
         from statsmodels.stats.multitest import multipletests
 
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         if self._pairwise is None:
             raise ValueError("this result has no data to compare pairwise (it was not made "
                              "by k_sample_test).")

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._guards import format_bytes
 from .._rng import child
-from .._validation import check_positive_int
+from .._validation import check_positive_int, shown
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Uniform
@@ -207,7 +207,7 @@ class MESCF(LearnedFeatures):
                  split_size: int | None = None) -> None:
         super().__init__(n_locations, split_size)
         if kind not in ("me", "scf"):
-            raise ValueError(f"`kind` must be 'me' or 'scf'; got {kind!r}.")
+            raise ValueError(f"`kind` must be 'me' or 'scf'; got {shown(kind)}.")
         self.kind = kind
         self.name = kind  # type: ignore[misc]
         self.kernel = kernel

@@ -46,6 +46,7 @@ from .._rng import child
 from ..engines import Engine, Requirements, Values, lowrank
 from ..engines._loop import linalg_threads, map_items
 from ..engines._threads import numba_threads
+from .._validation import shown
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators.conditional import (
@@ -191,12 +192,12 @@ class KCI(Statistic):
             raise TypeError("`regression` must be a ConditionalMeanEmbedding; got "
                             f"{type(self.regression).__name__}.")
         if not isinstance(augment, (bool, np.bool_)):
-            raise TypeError(f"`augment` must be True or False; got {augment!r}.")
+            raise TypeError(f"`augment` must be True or False; got {shown(augment)}.")
         self.augment = bool(augment)
         if split is not None and (isinstance(split, bool) or not isinstance(split, (int, float))
                                   or not 0.0 < float(split) < 1.0):
             raise ValueError(f"`split` must be a fraction between 0 and 1 (the part the "
-                             f"regressions are fitted on); got {split!r}.")
+                             f"regressions are fitted on); got {shown(split)}.")
         self.split = None if split is None else float(split)
         self.cache = bool(cache)
         self.features_xy = FEATURES_XY
@@ -498,16 +499,16 @@ def _check_bandwidth_z(b: Any) -> Any:
     if isinstance(b, str):
         if b not in ("auto", "median"):
             raise ValueError(f"`bandwidth_z` must be 'auto', 'median', a positive number or a "
-                             f"sequence of them; got {b!r}.")
+                             f"sequence of them; got {shown(b)}.")
         return b
     if isinstance(b, (Sequence, np.ndarray)):
         arr = np.asarray(b, dtype=np.float64)
         if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0) \
                 or np.unique(arr).size != arr.size:
             raise ValueError("`bandwidth_z` must be 'auto', 'median', a positive number or a "
-                             f"sequence of distinct positive numbers; got {b!r}.")
+                             f"sequence of distinct positive numbers; got {shown(b)}.")
         return tuple(float(v) for v in arr)
     if isinstance(b, bool) or not isinstance(b, (int, float)) or not (np.isfinite(b) and b > 0):
         raise ValueError(f"`bandwidth_z` must be 'auto', 'median', a positive number or a "
-                         f"sequence of them; got {b!r}.")
+                         f"sequence of them; got {shown(b)}.")
     return float(b)

@@ -45,7 +45,7 @@ import numpy as np
 
 from .._gram import CentredGram, centred_spectrum
 from .._guards import format_bytes
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_positive_int, shown
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import _CHUNK, PooledGram, _membership_into, within_sums
 from ..estimators import KME, KernelMeanEstimator
@@ -186,7 +186,7 @@ def lambda_grid(trace: float, count: int = 10) -> np.ndarray:
 
 def lambda_values(lam: Any, name: str = "lam") -> np.ndarray | None:
     """`lam` validated: None for ``"auto"``, else a 1-D array of distinct positive numbers."""
-    msg = f"`{name}` must be 'auto', a positive number or a sequence of them; got {lam!r}."
+    msg = f"`{name}` must be 'auto', a positive number or a sequence of them; got {shown(lam)}."
     if isinstance(lam, str):
         if lam.lower() != "auto":
             raise ValueError(msg)
@@ -201,7 +201,7 @@ def lambda_values(lam: Any, name: str = "lam") -> np.ndarray | None:
         raise ValueError(msg)
     if np.unique(grid).size != grid.size:
         raise ValueError(f"`{name}` must not repeat a value (a repeated lambda would count "
-                         f"twice in the aggregated test); got {lam!r}.")
+                         f"twice in the aggregated test); got {shown(lam)}.")
     return grid
 
 
