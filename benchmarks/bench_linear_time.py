@@ -95,7 +95,7 @@ def power_table(reps: int, effect: float, d: int, sizes: list[int], b_perm: int)
         for label, kw in tests:
             rej, t0 = 0, time.perf_counter()
             root = np.random.SeedSequence(2013)
-            for i, ss in enumerate(root.spawn(reps)):
+            for ss in root.spawn(reps):
                 gen = np.random.default_rng(ss)
                 x, y = scen.sample(n, effect, rng=gen)
                 extra = {"rng": gen} if "n_resamples" in kw else {}

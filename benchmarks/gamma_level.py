@@ -37,7 +37,7 @@ LAWS = {
 
 
 def _unguarded(test: str, x: np.ndarray, y: np.ndarray) -> float:
-    from kmtests.null import gamma as _gamma
+    from kmtests.statistics import null_laws as _gamma
     from kmtests.kernels import Gaussian
 
     def gram(z: np.ndarray) -> np.ndarray:

@@ -71,7 +71,7 @@ TWO_SAMPLE_TESTS: dict[str, dict[str, Any]] = {
                       "covariance": "split"},
     "MMDAgg": {"aggregated": True},
     "MMDAgg bw x lam": {"aggregated": True, "estimators": (), "filters": ("showalter",)},
-    "MMD-FUSE": {"aggregated": True, "method": "fuse"},
+    "MMD-FUSE": {"aggregated": True, "combination": "fuse"},
 }
 
 INDEPENDENCE_TESTS: dict[str, dict[str, Any]] = {
@@ -80,7 +80,7 @@ INDEPENDENCE_TESTS: dict[str, dict[str, Any]] = {
     "NOCCO 1e-3": {"statistic": "regularized", "lam": 1e-3},
     "NOCCO auto": {"statistic": "regularized", "lam": "auto"},
     "HSICAgg": {"aggregated": True},
-    "HSIC-FUSE": {"aggregated": True, "method": "fuse"},
+    "HSIC-FUSE": {"aggregated": True, "combination": "fuse"},
 }
 
 
@@ -144,7 +144,7 @@ def markdown(tab: pd.DataFrame, st: Study, labels: list[str]) -> str:
         g = g.set_index("estimator").loc[labels]
         best = g["power"].max()
         cells = []
-        for lab, r in g.iterrows():
+        for _, r in g.iterrows():
             c = f"{r['power']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
             cells.append(f"**{c}**" if eff != 0 and r["power"] == best else c)
         lines.append(f"| {eff:g} | " + " | ".join(cells) + " |")

@@ -9,10 +9,16 @@ independence_test, hsic
 k_sample_test, KSampleResult
     Kernel k-sample test (are k samples from one distribution?), with post-hoc
     pairwise tests.
+by_group
+    The samples of one DataFrame split by a group column (the command line's
+    ``--group``): ``two_sample_test(*by_group(df, "arm"))``.
 conditional_independence_test (ci_test), ConditionalIndependenceResult
     Kernel conditional independence test (KCI) with a tuned regression on z.
 joint_independence_test, dhsic
     Joint independence test of d variables (dHSIC) and its statistic.
+goodness_of_fit_test, GoodnessOfFitResult
+    Kernel goodness-of-fit test (kernel Stein discrepancy) of a sample against a model
+    known by its score.
 TwoSampleResult, IndependenceResult, JointIndependenceResult
     The result objects.
 PermutationMethod, GammaMethod, NormalMethod, null
@@ -35,11 +41,16 @@ SequentialTwoSampleTest, SequentialIndependenceTest, DriftMonitor
     (:mod:`kmtests.sequential`).
 KmtestsWarning and its subclasses
     ApproximationWarning, DegenerateStatisticWarning, IndefiniteKernelWarning,
-    SlowTestWarning.
+    SerialDependenceWarning, SlowTestWarning.
+timeseries
+    Time series: drift between two windows of one series, and the kernel
+    cross-dependence of two series at lags 0..M (``drift_test``,
+    ``cross_dependence_test``), with data-driven block lengths.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from . import datasets as datasets
@@ -50,16 +61,19 @@ from .aggregated import aggregated_independence_test as aggregated_independence_
 from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
 from .compare import compare_estimators as compare_estimators
 from .conditional import ci_test as ci_test
+from .goodness import goodness_of_fit_test as goodness_of_fit_test
 from .conditional import conditional_independence_test as conditional_independence_test
 from .independence import hsic as hsic
 from .independence import independence_test as independence_test
 from .ksample import k_sample_test as k_sample_test
+from .problems.groups import by_group as by_group
 from .joint import dhsic as dhsic
 from .joint import joint_independence_test as joint_independence_test
 from .null import GammaMethod as GammaMethod
 from .null import NormalMethod as NormalMethod
 from .null import PermutationMethod as PermutationMethod
 from .results import ConditionalIndependenceResult as ConditionalIndependenceResult
+from .results import GoodnessOfFitResult as GoodnessOfFitResult
 from .results import IndependenceResult as IndependenceResult
 from .results import KSampleResult as KSampleResult
 from .results import JointIndependenceResult as JointIndependenceResult
@@ -73,17 +87,16 @@ from ._warnings import ApproximationWarning as ApproximationWarning
 from ._warnings import DegenerateStatisticWarning as DegenerateStatisticWarning
 from ._warnings import IndefiniteKernelWarning as IndefiniteKernelWarning
 from ._warnings import KmtestsWarning as KmtestsWarning
+from ._warnings import SerialDependenceWarning as SerialDependenceWarning
 from ._warnings import SlowTestWarning as SlowTestWarning
 
 __version__ = "0.2.0.dev0"
 
-_LAZY = ("groundtruth", "learn", "power", "risk")
+_LAZY = ("groundtruth", "learn", "power", "risk", "timeseries")
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: heavier sub-modules load on first use
     if name in _LAZY:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -95,12 +108,15 @@ __all__ = [
     "ApproximationWarning",
     "aggregated_independence_test",
     "aggregated_two_sample_test",
+    "by_group",
     "ci_test",
     "ConditionalIndependenceResult",
     "conditional_independence_test",
     "DegenerateStatisticWarning",
     "DriftMonitor",
     "GammaMethod",
+    "goodness_of_fit_test",
+    "GoodnessOfFitResult",
     "IndefiniteKernelWarning",
     "IndependenceResult",
     "KSampleResult",
@@ -110,6 +126,7 @@ __all__ = [
     "PermutationMethod",
     "SequentialIndependenceTest",
     "SequentialTwoSampleTest",
+    "SerialDependenceWarning",
     "SlowTestWarning",
     "TwoSampleResult",
     "__version__",
@@ -128,5 +145,6 @@ __all__ = [
     "null",
     "power",
     "risk",
+    "timeseries",
     "two_sample_test",
 ]

@@ -1,9 +1,10 @@
 """The one driver of the kernel tests: ``run(problem, statistic, engine, method, tuning)``.
 
-Every public test is a face that maps its keywords to four objects — a problem
-(:mod:`kmtests.problems`: the data by role and the permutation scheme), a
-statistic (:mod:`kmtests.statistics`), an engine (:mod:`kmtests.engines`) and a
-null method (:mod:`kmtests.null`) — and calls :func:`run` once, which
+Every public test is a face whose keywords the plan (:mod:`kmtests._plan`) maps to
+four objects — a problem (:mod:`kmtests.problems`: the data by role and the
+permutation scheme), a statistic (:mod:`kmtests.statistics`), an engine
+(:mod:`kmtests.engines`) and a null method (:mod:`kmtests.null`) — and calls
+:func:`run` once, which
 
 1. resolves and validates everything before anything is computed: the
    statistic's own refusals, the engine (``"auto"`` chooses one) and whether it
@@ -26,38 +27,15 @@ from typing import Any
 import numpy as np
 
 from ._guards import check_memory
+from ._serial import serial_check
+from .results._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
 from .null.permutation import check_finite_statistic
 from .results import KernelTestResult, result_class
 from .statistics import Statistic
 from .statistics.tuning import reportable
 
-__all__ = ["held_out_training", "prepare", "run", "run_each", "value"]
-
-
-def held_out_training(problem: Any, statistic: Statistic, method: Any, rng: Any
-                      ) -> tuple[Any, Any]:
-    """For a statistic with features learned on a training split (ME, SCF, NFSIC): the
-    problem on the test pairs, the training pairs held out at random, and the `rng` left
-    for the null method. The split is drawn from `rng`, or when it is None from the rng
-    of a method object (``PermutationMethod(rng=...)``); `rng` is then passed on only to
-    a method that takes one. Other statistics: unchanged."""
-    from .null import METHODS, NullMethod
-    from .statistics.interpretable import LearnedFeatures
-
-    if not isinstance(statistic, LearnedFeatures):
-        return problem, rng
-    if isinstance(method, NullMethod):
-        cls: Any = type(method)
-        source = rng if rng is not None else method.source_of_randomness
-    else:
-        name = statistic.default_method if method is None else method
-        cls = METHODS.get(name.lower()) if isinstance(name, str) else None
-        source = rng
-    test = statistic.hold_out(problem, source)
-    if cls is not None and "rng" not in cls.test_options:
-        rng = None
-    return test, rng
+__all__ = ["prepare", "run", "run_each", "value"]
 
 
 def _resolve(problem: Any, statistic: Statistic, engine: Any, method: NullMethod | None,
@@ -72,11 +50,17 @@ def _resolve(problem: Any, statistic: Statistic, engine: Any, method: NullMethod
     if method is not None:
         method.check(statistic, problem, engine)
     batch = (getattr(method, "batch", None)
-             or engine.batch(problem.scheme.kind, problem.n, _n_resamples(method)) or 1)
+             or engine.batch(_scheme_kind(problem), problem.n, _n_resamples(method)) or 1)
     need, what, advice = statistic.memory(problem, engine, tuning, batch)
     need += _method_memory(method, problem.n, batch)
     check_memory(need, what, advice)
     return engine
+
+
+def _scheme_kind(problem: Any) -> str:
+    """The kind of the problem's arrangements ("none" for a problem without any)."""
+    scheme = getattr(problem, "scheme", None)
+    return "none" if scheme is None else str(scheme.kind)
 
 
 def _n_resamples(method: NullMethod | None) -> int:
@@ -112,7 +96,7 @@ def prepare(problem: Any, statistic: Statistic, engine: Any, tuning: str
     observed, params = prepared.observed(None)
     seconds = time.perf_counter() - t0
     stat = np.asarray(observed.stat, dtype=np.float64).reshape(-1)
-    for j, v in enumerate(stat):
+    for v in stat:
         check_finite_statistic(float(v), None, prepared.what)
     return prepared, observed, seconds, params
 
@@ -121,8 +105,13 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
         ) -> KernelTestResult:
     """Run a test (see the module docs)."""
     engine = _resolve(problem, statistic, engine, method, tuning)
+    serial_check(problem, method)  # warns when an i.i.d. null meets autocorrelated rows
     n_jobs = method.threads
-    prepared = statistic.prepare(problem, engine, tuning, method.source_of_randomness)
+    rng = method.source_of_randomness
+    prepared = statistic.prepare(problem, engine, tuning, rng)
+    if prepared.on_sample is None and hasattr(problem, "with_sample"):
+        prepared.on_sample = lambda data, jobs: statistic.prepare(
+            problem.with_sample(data), engine, tuning, rng).observed(jobs)[0]
     t0 = time.perf_counter()
     observed, obs_params = prepared.observed(n_jobs)
     seconds = time.perf_counter() - t0
@@ -130,7 +119,7 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     if prepared.combination is None:
         check_finite_statistic(float(stat[0]), None, prepared.what)
     ctx = RunContext(n_jobs=n_jobs, seconds_per_arrangement=seconds,
-                     batch=engine.batch(problem.scheme.kind, problem.n, _n_resamples(method)))
+                     batch=engine.batch(_scheme_kind(problem), problem.n, _n_resamples(method)))
     out = method.run(prepared, problem, observed, ctx)
     return _result(problem, statistic, engine, method, prepared, float(stat[0]), obs_params,
                    out)
@@ -163,7 +152,7 @@ def run_each(problem: Any, statistics: list[Statistic], engine: Any, method: Nul
     observed, _ = prepared.observed(n_jobs)
     seconds = time.perf_counter() - t0
     ctx = RunContext(n_jobs=n_jobs, seconds_per_arrangement=seconds,
-                     batch=engine.batch(problem.scheme.kind, problem.n, _n_resamples(method)))
+                     batch=engine.batch(_scheme_kind(problem), problem.n, _n_resamples(method)))
     out = method.run(prepared, problem, observed, ctx)
     assert out.members is not None
     results = []
@@ -186,7 +175,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
     notes = (list(getattr(problem, "notes", ()))  # what the input conventions did
              + engine.notes(statistic.label(), problem.n, method.name == "permutation")
              + list(prepared.notes))
-    restricted = getattr(problem.scheme, "restriction", None) is not None
+    restricted = getattr(getattr(problem, "scheme", None), "restriction", None) is not None
     if statistic.unbiased and prepared.combination is None and t_obs < 0 and not restricted:
         # (with strata or blocks the statistic's null mean need not be zero: paired
         # observations enter its cross terms)
@@ -199,6 +188,7 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
                          f"({p.get('n_iter', '?')} iterations); its parameters are the best "
                          "found")
     notes += out.notes
+    notes += hints(problem, prepared.kernels, params)  # likely set-up mistakes (issue 32)
     from ._rng import seed_of
 
     common: dict[str, Any] = dict(
@@ -210,6 +200,8 @@ def _result(problem: Any, statistic: Statistic, engine: Any, method: NullMethod,
         kernels=prepared.kernels, sizes={**problem.sizes, **prepared.sizes},
         seed=seed_of(method.source_of_randomness), tuning=prepared.tuning,
         data_name=problem.data_name, details={**prepared.report, **out.details},
+        columns=dict(getattr(problem, "columns", {})),
+        labels=tuple(getattr(problem, "labels", ("x", "y"))),
         notes=tuple(notes),
         kernel_notes={k: v for k, v in prepared.kernel_notes.items() if v},
         engine=engine.name, engine_info=prepared.engine_info, _witness=prepared.witness)

@@ -12,28 +12,44 @@ The children are ``SeedSequence(entropy, spawn_key=root_key + (KEYS[role],))``:
 deterministic functions of the root seed (not of how many children were drawn
 before). The roles ``"features"`` and ``"split"`` share index 0, the first
 child of 0.2's ``spawn(1)``, so their draws are as in 0.2; they never meet in
-one test.
+one test. A role not in :data:`KEYS` (a new statistic's, a new null's) is keyed by
+the CRC-32 of its name (:func:`role_key`), so adding a role needs no edit here.
 """
 
 from __future__ import annotations
 
 import numbers
+import zlib
 
 import numpy as np
 
 from ._typing import SeedLike
+from ._validation import check_rng
 
-__all__ = ["KEYS", "child", "generator", "keyed", "permuted_rows", "root_sequence",
-           "seed_of"]
+__all__ = ["KEYS", "child", "generator", "keyed", "permuted_rows", "role_key",
+           "root_sequence", "seed_of"]
 
 #: spawn index of each role's child generator
-KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2, "relevance": 3}
+KEYS: dict[str, int] = {"features": 0, "split": 0, "wild": 1, "members": 2, "relevance": 3,
+                        "subsample": 4}
+
+
+def role_key(role: str) -> int:
+    """The spawn index of `role`: :data:`KEYS`, else the CRC-32 of the name (above 2^16,
+    so it never meets a listed role).
+
+    Examples
+    --------
+    >>> role_key("wild"), role_key("samples")
+    (1, 429086583)
+    """
+    if not isinstance(role, str) or not role:
+        raise KeyError(f"a random role is a non-empty string; got {role!r}")
+    return KEYS[role] if role in KEYS else zlib.crc32(role.encode()) | 0x10000
 
 
 def generator(rng: SeedLike) -> np.random.Generator:
     """`rng` as a Generator (scipy's SPEC-7 convention); a Generator is used as given."""
-    from ._validation import check_rng
-
     return check_rng(rng)
 
 
@@ -49,15 +65,14 @@ def child(rng: SeedLike, role: str) -> np.random.Generator:
     >>> bool(a.integers(1000) == b.integers(1000))
     True
     """
-    if role not in KEYS:
-        raise KeyError(f"unknown random role {role!r}; known: {sorted(KEYS)}")
+    key = role_key(role)
     gen = generator(rng)
     seq = gen.bit_generator.seed_seq
     if not isinstance(seq, np.random.SeedSequence):
         # a bit generator seeded without a SeedSequence (legacy seeding): derive one from
         # the generator's stream (this consumes one draw of it)
         seq = np.random.SeedSequence(int(gen.integers(2**63)))
-    kid = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, KEYS[role]),
+    kid = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, key),
                                  pool_size=seq.pool_size)
     return np.random.Generator(type(gen.bit_generator)(kid))
 

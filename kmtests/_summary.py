@@ -373,6 +373,52 @@ class Summary:
                 html.escape(f"[{i + 1}] {n}", quote=False) for i, n in enumerate(self.notes)))
         return "\n".join(parts)
 
+    def as_latex(self) -> str:
+        """The report as LaTeX, as statsmodels' ``Summary.as_latex``: its tables as
+        ``tabular`` environments (statsmodels' ``summary_return``), then the notes.
+
+        The tables are those of the HTML report (values in full, not wrapped);
+        the text is escaped for LaTeX.
+        """
+        from statsmodels.iolib.summary import summary_return
+
+        tables = [copy.deepcopy(t) for t in self._full_tables()]
+        for t in tables:
+            for row in t:
+                for cell in row:
+                    cell.data = _latex_escape(str(cell.data), _SM_ESCAPES)
+            if t.title:
+                t.title = _latex_escape(t.title, _SM_ESCAPES)
+        out = summary_return(tables, return_fmt="latex")
+        if self.notes:
+            out += "\n\nNotes: \\newline\n" + " \\newline\n".join(
+                _latex_escape(f"[{i + 1}] {n}") for i, n in enumerate(self.notes))
+        return out
+
+    def as_csv(self) -> str:
+        """The report as comma-separated values, as statsmodels' ``Summary.as_csv``: each
+        table's rows (values in full), then the notes, one per row (quoted)."""
+        import csv
+        import io
+
+        from statsmodels.iolib.summary import summary_return
+
+        out = summary_return(self._full_tables(), return_fmt="csv")
+        if self.notes:
+            buf = io.StringIO()
+            writer = csv.writer(buf, lineterminator="\n")
+            writer.writerow(["Notes"])
+            for i, n in enumerate(self.notes):
+                writer.writerow([f"[{i + 1}] {n}"])
+            out += "\n\n" + buf.getvalue().rstrip("\n")
+        return out
+
+    def _full_tables(self) -> list[SimpleTable]:
+        tables = self.tables if self._html_tables is None else self._html_tables
+        for t in tables:
+            _reparent(t)
+        return tables
+
     def _repr_html_(self) -> str:
         return self.as_html()
 
@@ -381,6 +427,21 @@ class Summary:
 
     def __repr__(self) -> str:
         return self.as_text()
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}"}
+
+
+_LATEX.update({">": r"\textgreater{}", "<": r"\textless{}", "|": r"\textbar{}"})
+#: the characters statsmodels' LaTeX table format escapes itself (``fmt_latex``)
+_SM_ESCAPES = frozenset("#$%&>_|")
+
+
+def _latex_escape(text: str, skip: frozenset[str] = frozenset()) -> str:
+    """`text` with LaTeX's special characters escaped (but those in `skip`)."""
+    return "".join(c if c in skip else _LATEX.get(c, c) for c in text)
 
 
 def flow(pairs: list[tuple[str, Any]]) -> list[tuple[Pair, ...]]:

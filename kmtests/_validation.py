@@ -37,6 +37,27 @@ def _refuse(name: str, what: str, hint: str) -> TypeError:
     return TypeError(f"`{name}` must contain real numbers; it holds {what}: {hint}.")
 
 
+def shown(value: Any) -> str:
+    """``repr`` of a value for a message, NumPy scalars as the Python values they hold
+    (``2992``, not ``np.int64(2992)``; ``'a'``, not ``np.str_('a')``), also in lists and
+    tuples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(shown(np.int64(2992)), shown([np.str_("a"), np.float64(0.5)]))
+    2992 ['a', 0.5]
+    """
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(shown(v) for v in value)
+        if isinstance(value, tuple):
+            return f"({inner}{',' if len(value) == 1 else ''})"
+        return f"[{inner}]"
+    return repr(value)
+
+
 def _pandas_to_numpy(data: Any, name: str) -> np.ndarray:
     """A pandas Series/DataFrame as a float array, refusing non-numeric columns."""
     import pandas as pd
@@ -46,7 +67,7 @@ def _pandas_to_numpy(data: Any, name: str) -> np.ndarray:
         if pd.api.types.is_bool_dtype(dtype) or (pd.api.types.is_numeric_dtype(dtype)
                                                  and not pd.api.types.is_complex_dtype(dtype)):
             continue
-        label = f"column {col!r} of `{name}`" if isinstance(data, pd.DataFrame) else f"`{name}`"
+        label = f"column {shown(col)} of `{name}`" if isinstance(data, pd.DataFrame) else f"`{name}`"
         if pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
             kind = "M"
         elif pd.api.types.is_timedelta64_dtype(dtype):
@@ -79,6 +100,27 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2,
     missing values are kept as NaN, for :mod:`kmtests.problems.conventions`;
     infinities still raise: they are not missing values).
     """
+    arr = _real_array(data, name)
+    if arr.ndim == 0:
+        raise ValueError(f"`{name}` must be 1-D or 2-D; got a scalar.")
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"`{name}` must be 1-D or 2-D; got {arr.ndim} dimensions.")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if arr.shape[1] == 0:
+        raise ValueError(f"`{name}` must have at least one column.")
+    if arr.shape[0] < min_size:
+        raise ValueError(
+            f"`{name}` must contain at least {min_size} observations; "
+            f"got {arr.shape[0]}."
+        )
+    _check_finite(data, arr, name, allow_nan)
+    return arr
+
+
+def _real_array(data: ArrayLike, name: str) -> np.ndarray:
+    """`data` as a numpy array of real numbers (any shape), or the refusal of :func:`as_sample`."""
     if isinstance(data, np.ma.MaskedArray):
         raise TypeError(
             f"`{name}` is a masked array; kmtests does not apply masks (they would be "
@@ -99,20 +141,11 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2,
             raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
         if kind == "O":
             arr = _object_to_float(arr, name)
-    if arr.ndim == 0:
-        raise ValueError(f"`{name}` must be 1-D or 2-D; got a scalar.")
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(f"`{name}` must be 1-D or 2-D; got {arr.ndim} dimensions.")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if arr.shape[1] == 0:
-        raise ValueError(f"`{name}` must have at least one column.")
-    if arr.shape[0] < min_size:
-        raise ValueError(
-            f"`{name}` must contain at least {min_size} observations; "
-            f"got {arr.shape[0]}."
-        )
+    return arr
+
+
+def _check_finite(data: Any, arr: np.ndarray, name: str, allow_nan: bool) -> None:
+    """Refuse infinities, and missing values unless `allow_nan` (:func:`as_sample`)."""
     if not np.all(np.isfinite(arr)):
         inf = np.isinf(arr)
         if inf.any():
@@ -123,7 +156,6 @@ def as_sample(data: ArrayLike, name: str, *, min_size: int = 2,
             raise ValueError(f"`{name}` must not contain NaN or infinite values (missing values "
                              f"included): {locate(data, arr, np.isnan(arr), name)} is missing "
                              "(NaN). Remove or fill it.")
-    return arr
 
 
 def locate(data: Any, arr: np.ndarray, bad: np.ndarray, name: str) -> str:
@@ -136,10 +168,10 @@ def locate(data: Any, arr: np.ndarray, bad: np.ndarray, name: str) -> str:
     if index is not None and type(data).__module__.split(".")[0] == "pandas":
         label = index[i]
         if not (isinstance(label, (int, np.integer)) and label == i):
-            where += f" (index {label!r})"
+            where += f" (index {shown(label)})"
     columns = getattr(data, "columns", None)
     if columns is not None and type(data).__module__.split(".")[0] == "pandas":
-        where += f", column {columns[j]!r}"
+        where += f", column {shown(columns[j])}"
     elif arr.shape[1] > 1:
         where += f", column {j}"
     return f"{where} of `{name}`"
@@ -149,12 +181,12 @@ def _refuse_element(v: Any, name: str) -> bool:
     """Raise the conversion hint for one element that is text, bytes or a date/time (the
     refused kinds of an object array); return False for anything else."""
     if isinstance(v, (str, np.str_)):
-        raise _refuse(name, f"text (e.g. {v!r})", _CONVERT_HINT["U"])
+        raise _refuse(name, f"text (e.g. {shown(v)})", _CONVERT_HINT["U"])
     if isinstance(v, (bytes, np.bytes_)):
-        raise _refuse(name, f"bytes (e.g. {v!r})", _CONVERT_HINT["S"])
+        raise _refuse(name, f"bytes (e.g. {shown(v)})", _CONVERT_HINT["S"])
     if isinstance(v, (np.datetime64, np.timedelta64)) or hasattr(v, "timestamp") \
             or type(v).__name__ in ("timedelta", "Timedelta", "date", "time"):
-        raise _refuse(name, f"dates or times (e.g. {v!r})", _CONVERT_HINT["M"])
+        raise _refuse(name, f"dates or times (e.g. {shown(v)})", _CONVERT_HINT["M"])
     return False
 
 
@@ -173,7 +205,7 @@ def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
             raise TypeError(f"`{name}` must contain real numbers, not complex ones.")
         else:
             raise TypeError(f"`{name}` must be array-like of numbers; it holds a "
-                            f"{type(v).__name__} ({v!r}).")
+                            f"{type(v).__name__} ({shown(v)}).")
     return out
 
 
@@ -186,6 +218,7 @@ def check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", 
 
 
 def check_paired(x: np.ndarray, y: np.ndarray) -> None:
+    """Refuse paired data of different lengths."""
     if x.shape[0] != y.shape[0]:
         raise ValueError(
             "`x` and `y` must have the same number of observations (paired data); "
@@ -218,7 +251,7 @@ def check_positive_int(value: object, name: str, *, allow_none: bool = False) ->
 def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value.lower() not in choices:
         valid = ", ".join(repr(c) for c in sorted(choices))
-        raise ValueError(f"`{name}` must be one of {valid}; got {value!r}.")
+        raise ValueError(f"`{name}` must be one of {valid}; got {shown(value)}.")
     return value.lower()
 
 

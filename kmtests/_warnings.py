@@ -7,7 +7,7 @@ Filter them with the standard :mod:`warnings` machinery, e.g.
 from __future__ import annotations
 
 __all__ = ["ApproximationWarning", "DegenerateStatisticWarning", "IndefiniteKernelWarning",
-           "KmtestsWarning", "SlowTestWarning"]
+           "KmtestsWarning", "SerialDependenceWarning", "SlowTestWarning"]
 
 
 class KmtestsWarning(UserWarning):
@@ -28,3 +28,9 @@ class DegenerateStatisticWarning(KmtestsWarning):
 
 class SlowTestWarning(KmtestsWarning):
     """The configuration will take long; the message says how long and what to change."""
+
+
+class SerialDependenceWarning(KmtestsWarning):
+    """A null for i.i.d. observations meets serially dependent data (rows in time order
+    whose autocorrelation inflates the level); the message names the fix
+    (``blocks="auto"``)."""

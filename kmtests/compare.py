@@ -77,22 +77,25 @@ def compare_estimators(
     """
     import pandas as pd
 
-    from . import _driver
-    from .independence import _plan as independence_plan
-    from .twosample import _plan as two_sample_plan
+    from . import _driver, _plan
+    from .independence import independence_test
+    from .twosample import two_sample_test
 
     kind = check_choice(test, "test", ("two_sample", "independence"))
-    plan: Any = two_sample_plan if kind == "two_sample" else independence_plan
+    face: Any = two_sample_test if kind == "two_sample" else independence_test
     from ._rng import root_sequence, seed_of
 
     seed = root_sequence(rng)[0]
     ests = list(estimators)
     if not ests:
         raise ValueError("`estimators` must name at least one estimator.")
-    plans = [plan(x, y, estimator=est, tuning=tuning, n_resamples=n_resamples,
-                  rng=np.random.default_rng(seed), **test_kwargs) for est in ests]
-    problem, _, engine, method, tuning_ = plans[0]
-    results = _driver.run_each(problem, [p[1] for p in plans], engine, method, tuning_)
+    plans = [_plan.plan_of(face, x, y, estimator=est, tuning=tuning,
+                           n_resamples=n_resamples, rng=np.random.default_rng(seed),
+                           **test_kwargs) for est in ests]
+    lead = plans[0]
+    assert lead.method is not None
+    results = _driver.run_each(lead.problem, [p.statistic for p in plans], lead.engine,
+                               lead.method, lead.tuning)
     frames = []
     for res in results:
         frame = res.summary_frame().reset_index()

@@ -1,32 +1,32 @@
 """Kernel conditional independence test (KCI) with a tuned regression on z: the face.
 
-:func:`conditional_independence_test` (alias :func:`ci_test`) maps its keywords to a
-problem (:class:`~kmtests.problems.conditional.ConditionalProblem`), the statistic
+:func:`conditional_independence_test` (alias :func:`ci_test`) is a signature and a
+docstring: the plan (:mod:`kmtests._plan`) maps its keywords to a problem
+(:class:`~kmtests.problems.conditional.ConditionalProblem`), the statistic
 (:class:`~kmtests.statistics.KCI` with a
-:class:`~kmtests.estimators.ConditionalMeanEmbedding`), the in-memory engine and a
-null method, and runs them once (:func:`kmtests._driver.run`).
+:class:`~kmtests.estimators.ConditionalMeanEmbedding`), an engine and a null method
+(``method="gamma"`` of this problem: Zhang et al.'s asymptotic moments), and runs them
+once.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from typing import Any, Literal, Sequence
 
-from . import _driver
+from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
-from .engines import Engine, resolve_engine
-from .estimators import KME
-from .kernels import Precomputed, resolve_kernel
-from .null import METHODS, GammaMethod, NullMethod, WildBootstrap, resolve_method
-from .problems.conditional import ConditionalProblem, conditional_problem
-from .problems.conventions import check_alternative
+from .engines import Engine
+from .null import NullMethod
+from .problems.conditional import ConditionalProblem
 from .results import ConditionalIndependenceResult
-from .statistics import KCI, Statistic, resolve_statistic
+from .statistics import Statistic
 
 __all__ = ["ci_test", "conditional_independence_test"]
 
 
+@_plan.face(ConditionalProblem)
+@shared_docs
 def conditional_independence_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -46,18 +46,13 @@ def conditional_independence_test(
     split_size: float | None = None,
     method: Literal["gamma", "chi2", "wild", "permutation"] | NullMethod | None = None,
     strata: ArrayLike | None = None,
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
-    engine: str | Engine = "exact",
-    n_features: int | None = None,
+    engine: str | Engine = "exact", n_features: int | None = None,
     cache: bool | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
 ) -> ConditionalIndependenceResult:
     r"""Kernel test of conditional independence: are `x` and `y` independent given `z`?
 
@@ -143,16 +138,7 @@ def conditional_independence_test(
         the same z (default True; causal discovery asks many questions with the
         same conditioning set: :func:`kmtests.estimators.conditional.clear_cache`
         empties it).
-    alternative : {"greater"}
-        The test is one-sided: KCI estimates a quantity that is 0 under
-        conditional independence and positive otherwise; ``"greater"``
-        (default) is the only value.
-    nan_policy : {"raise", "omit"}
-        ``"raise"`` (default) names the first missing value; ``"omit"`` leaves
-        out every observation with a missing value in `x`, `y` or `z`.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations (1: a column per
-        observation). See :doc:`/user_guide/conventions`.
+    {{conventions}}
 
     Returns
     -------
@@ -188,80 +174,8 @@ def conditional_independence_test(
     >>> print(f"KCI = {res.statistic:.3g}, p = {res.pvalue:.3f}")
     KCI = 1.27e-05, p = 0.844
     """
-    res = _driver.run(*_plan(
-        x, y, z, kernel_x=kernel_x, kernel_y=kernel_y, kernel_z=kernel_z,
-        bandwidth_x=bandwidth_x, bandwidth_y=bandwidth_y, bandwidth_z=bandwidth_z,
-        statistic=statistic, filter=filter, lam=lam, criterion=criterion, augment=augment,
-        split_size=split_size, method=method, strata=strata, n_resamples=n_resamples,
-        rng=rng, batch=batch, n_jobs=n_jobs, progress=progress, data_name=data_name,
-        engine=engine, n_features=n_features, cache=cache, alternative=alternative,
-        nan_policy=nan_policy, axis=axis))
-    assert isinstance(res, ConditionalIndependenceResult)
-    return res
+    return _plan.run((x, y, z), locals())
 
 
 #: the short name
 ci_test = conditional_independence_test
-
-
-def _plan(x: Any, y: Any, z: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
-          kernel_z: Any = "gaussian", bandwidth_x: Any = "median", bandwidth_y: Any = "median",
-          bandwidth_z: Any = "auto", statistic: Any = None, filter: Any = None,
-          lam: Any = None, criterion: Any = None, augment: Any = None, split_size: Any = None,
-          method: Any = None, strata: Any = None, n_resamples: Any = None,
-          rng: SeedLike = None, batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None, engine: Any = "exact", n_features: Any = None,
-          cache: Any = None, alternative: Any = "greater", nan_policy: Any = "raise",
-          axis: Any = 0) -> tuple[ConditionalProblem, Statistic, Engine, NullMethod, str]:
-    """:func:`conditional_independence_test`'s keywords -> the four objects and tuning."""
-    check_alternative(alternative)
-    kx = resolve_kernel(kernel_x, bandwidth_x, name="kernel_x", bandwidth_name="bandwidth_x")
-    ky = resolve_kernel(kernel_y, bandwidth_y, name="kernel_y", bandwidth_name="bandwidth_y")
-    fixed_z = (isinstance(bandwidth_z, (int, float)) and not isinstance(bandwidth_z, bool))
-    kz = resolve_kernel(kernel_z, bandwidth_z if fixed_z else "median", name="kernel_z",
-                        bandwidth_name="bandwidth_z")
-    if any(isinstance(k, Precomputed) for k in (kx, ky, kz)):
-        raise ValueError("the conditional test standardises the data and computes the "
-                         "kernels from them; precomputed Gram matrices are not supported.")
-    problem = conditional_problem(x, y, z, data_name=data_name, axis=axis,
-                                  nan_policy=nan_policy)
-    if strata is not None:
-        problem = problem.within(strata)
-    options = {"filter": filter, "lam": lam, "criterion": criterion,
-               "bandwidth_z": None if bandwidth_z == "auto" else bandwidth_z,
-               "augment": augment, "split_size": split_size, "cache": cache}
-    stat = resolve_statistic(statistic, "conditional", kernels={"x": kx, "y": ky, "z": kz},
-                             estimator=KME(), options=options)
-    if isinstance(stat, KCI):
-        from .engines._threads import check_n_jobs
-
-        stat.n_jobs = check_n_jobs(n_jobs)
-    eng = resolve_engine(engine, {"n_features": n_features}, scheme="pairing")
-    method_rng = rng
-    draws = getattr(stat, "split", None) is not None or eng.name in ("rff", "nystrom")
-    if draws and rng is not None:
-        # the split or the features are drawn from `rng` even when the null draws nothing
-        stat.split_rng = rng  # type: ignore[attr-defined]
-        name = stat.default_method if method is None else method
-        cls = METHODS.get(name.lower()) if isinstance(name, str) else None
-        if cls is not None and "rng" not in cls.test_options:
-            method_rng = None
-    if method is None and strata is not None:
-        method = "permutation"  # strata are for the (exact) permutations within them
-    if method is None or (isinstance(method, str) and method.lower() == "gamma"):
-        # the gamma of a conditional statistic: the asymptotic moments (Zhang et al.)
-        given = {"n_resamples": n_resamples, "batch": batch, "rng": method_rng,
-                 "progress": progress}
-        clash = [f"`{k}`" for k, v in given.items() if v is not None]
-        if clash:
-            which = "method='gamma'" + (" (the default)" if method is None else "")
-            raise ValueError(f"{which} computes the p-value from the eigenvalues' moments, "
-                             f"with no random draws: {', '.join(clash)} do(es) not apply. "
-                             "Drop them, or draw the null with method='chi2' or 'wild'.")
-        method = GammaMethod(moments="asymptotic")
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=method_rng,
-                          n_jobs=n_jobs, progress=progress, default=stat.default_method)
-    if isinstance(method, str) and isinstance(meth, WildBootstrap):
-        # Gaussian multipliers: the draws are the weighted chi-square null itself
-        meth = replace(meth, process="gaussian")
-    return problem, stat, eng, meth, "pooled"

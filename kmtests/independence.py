@@ -1,9 +1,9 @@
 """Kernel independence test (HSIC) with a pluggable kernel mean estimator: the face.
 
-:func:`independence_test` maps its keywords to a problem (the paired
-variables), a statistic (``statistic=``: HSIC with an estimator, or the
-normalised cross-covariance), an engine and a null method, and runs them once
-(:func:`kmtests._driver.run`).
+:func:`independence_test` is a signature and a docstring: the plan
+(:mod:`kmtests._plan`) maps its keywords to a problem (the paired variables), a
+statistic (``statistic=``: HSIC with an estimator, the normalised cross-covariance,
+NFSIC), an engine and a null method, and runs them once.
 """
 
 from __future__ import annotations
@@ -11,43 +11,20 @@ from __future__ import annotations
 from typing import Any, Literal
 
 
-from . import _driver
+from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
-from ._validation import check_choice
-from .engines import Engine, resolve_engine
-from .estimators import KernelMeanEstimator, resolve_estimator
-from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, method_statistic, resolve_method
-from .null.combine import MinP
-from .problems import IndependenceProblem, independence_problem
-from .problems.conventions import check_alternative
-from .problems.data import restricted
+from .engines import Engine
+from .estimators import KernelMeanEstimator
+from .null import NullMethod
+from .problems import IndependenceProblem
 from .results import IndependenceResult
-from .statistics import Statistic, resolve_statistic, statistic_name
-from .statistics.tuning import TUNINGS
+from .statistics import Statistic
 
 __all__ = ["hsic", "independence_test"]
 
 
-def _independence_iv(x: Any, y: Any, kernel_x: Any, kernel_y: Any, bandwidth_x: Any,
-                     bandwidth_y: Any, estimator: Any, statistic: Any,
-                     options: dict[str, Any], data_name: str | None, axis: Any = 0,
-                     nan_policy: Any = "raise") -> tuple[IndependenceProblem, Statistic]:
-    """Validate the data and build the statistic (nothing is computed)."""
-    kx = resolve_kernel(kernel_x, bandwidth_x, name="kernel_x", bandwidth_name="bandwidth_x")
-    ky = resolve_kernel(kernel_y, bandwidth_y, name="kernel_y", bandwidth_name="bandwidth_y")
-    est = resolve_estimator(estimator)
-    est.rule()  # raises for estimators that cannot run inside a test
-    if not isinstance(statistic, Statistic):
-        statistic = statistic_name(statistic, "independence", est, options)
-    problem = independence_problem(x, y, precomputed_x=isinstance(kx, Precomputed),
-                                   precomputed_y=isinstance(ky, Precomputed),
-                                   data_name=data_name, axis=axis, nan_policy=nan_policy)
-    return problem, resolve_statistic(statistic, "independence", kernels={"x": kx, "y": ky},
-                                      estimator=est,
-                                      options={**options, "combination": MinP()})
-
-
+@_plan.face(IndependenceProblem)
 def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
          bandwidth_x: Any = "median", bandwidth_y: Any = "median",
          estimator: str | KernelMeanEstimator = "kme",
@@ -72,13 +49,11 @@ def hsic(x: ArrayLike, y: ArrayLike, *, kernel_x: Any = "gaussian", kernel_y: An
     >>> print(f"{hsic(x, x, kernel_x='linear', kernel_y='linear'):.4f}")
     1.5625
     """
-    tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    check_choice(statistic, "statistic", ("biased", "unbiased"))
-    problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
-                                     estimator, statistic, {}, None, axis, nan_policy)
-    return _driver.value(problem, stat, tuning_)
+    return _plan.value((x, y), locals(), names=("biased", "unbiased"))
 
 
+@_plan.face(IndependenceProblem)
+@shared_docs
 def independence_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -92,21 +67,16 @@ def independence_test(
     method: Literal["permutation", "gamma", "wild", "chi2", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     filter: str | None = None,
     lam: Any = None,
-    engine: str | Engine = "exact",
-    n_features: int | None = None,
+    engine: str | Engine = "exact", n_features: int | None = None,
     strata: Any = None,
-    blocks: int | None = None,
+    blocks: int | Literal["auto"] | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
     split_size: int | None = None,
 ) -> IndependenceResult:
@@ -134,7 +104,7 @@ def independence_test(
     estimator : str or KernelMeanEstimator
         Estimator of the cross-covariance embedding; ``"kme"`` (default) gives
         the classical HSIC.
-    statistic : {"biased", "unbiased", "regularized"} or Statistic, optional
+    statistic : {"biased", "unbiased", "regularized", "fsic"} or Statistic, optional
         None (default): the null method's own statistic if it has one (the
         biased KME statistic for ``method="gamma"`` and ``"chi2"``), else
         ``"biased"``. ``"biased"``: the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
@@ -172,22 +142,7 @@ def independence_test(
         estimators tune their corruption variance on each variable, which is
         permutation-invariant, so both settings give the same test. See
         :doc:`/estimators_in_tests`.
-    n_resamples : int, optional
-        Number of random permutations (default 9999); when ``n!`` is not
-        larger, all permutations are enumerated (exact p-value).
-    rng : None, int, SeedSequence or Generator
-        Source of the permutations; a fixed value gives bit-identical
-        p-values whatever `batch` and `n_jobs` are.
-    batch : int, optional
-        Permutations processed per step (memory ``O(n^2 + batch n)``).
-    n_jobs : int, optional
-        Threads (None or -1: all CPUs, or 1 to the number of CPUs): the
-        numba loop of the KME and uniform estimators, or the thread pool (one
-        BLAS thread each) of estimators evaluated permutation by permutation.
-        Results do not depend on `n_jobs`.
-    progress : bool, optional
-        Show a progress bar (needs tqdm). None (default): only when the
-        null distribution is expected to take more than a few seconds.
+    {{resampling}}
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
@@ -223,28 +178,12 @@ def independence_test(
         discrete variable the dependence may go through): tests independence
         within the strata; exact. The gamma and wild-bootstrap nulls do not
         apply.
-    blocks : int, optional
+    blocks : int or "auto", optional
         Permute blocks of `blocks` consecutive pairs of `y` against `x` (time
-        series whose dependence is shorter than the blocks: an approximation).
-        See also the wild bootstrap (:class:`~kmtests.null.WildBootstrap`).
-    alternative : {"greater"}
-        The alternative hypothesis, as scipy's tests name it. HSIC is 0 when
-        the variables are independent and positive when they are dependent,
-        so the test is one-sided: ``"greater"`` (default) is the only value,
-        and ``"two-sided"`` or ``"less"`` is an error that says why
-        (:doc:`/user_guide/conventions`).
-    nan_policy : {"raise", "omit"}
-        Missing values (NaN, None, ``pd.NA``): ``"raise"`` (default) names
-        the argument, row and column of the first one; ``"omit"`` leaves out
-        every pair with a missing value in `x` or `y` (pairwise-complete
-        observations), and the report says which. ``"propagate"`` is refused
-        (a test has no NaN answer); an infinity is an error under either
-        policy.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations: 0 (default, a
-        row per observation) or 1 (a column per observation; DataFrames are
-        transposed). It does not run one test per row as scipy's
-        one-dimensional tests do.
+        series whose dependence is shorter than the blocks: an approximation);
+        ``"auto"``: a length from the data (:doc:`/user_guide/dependent`). With
+        ``method="wild"``: AR(1) multipliers of that length.
+    {{conventions}}
 
     Returns
     -------
@@ -309,39 +248,4 @@ def independence_test(
     >>> res.sizes
     {'n': 78}
     """
-    res = _driver.run(*_plan(
-        x, y, kernel_x=kernel_x, kernel_y=kernel_y, bandwidth_x=bandwidth_x,
-        bandwidth_y=bandwidth_y, estimator=estimator, statistic=statistic, method=method,
-        tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs,
-        progress=progress, data_name=data_name, filter=filter, lam=lam, engine=engine,
-        n_features=n_features, strata=strata, blocks=blocks, alternative=alternative,
-        nan_policy=nan_policy, axis=axis, n_locations=n_locations, split_size=split_size))
-    assert isinstance(res, IndependenceResult)
-    return res
-
-
-def _plan(x: Any, y: Any, *, kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
-          bandwidth_x: Any = "median", bandwidth_y: Any = "median", estimator: Any = "kme",
-          statistic: Any = None, method: Any = None, tuning: Any = "permutation",
-          n_resamples: Any = None, rng: SeedLike = None, batch: Any = None,
-          n_jobs: Any = None, progress: Any = None, data_name: str | None = None,
-          filter: Any = None, lam: Any = None, engine: Any = "exact", n_features: Any = None,
-          strata: Any = None, blocks: Any = None, alternative: Any = "greater",
-          nan_policy: Any = "raise", axis: Any = 0, n_locations: Any = None,
-          split_size: Any = None
-          ) -> tuple[IndependenceProblem, Statistic, Engine, NullMethod, str]:
-    """:func:`independence_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
-    check_alternative(alternative)
-    tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    if statistic is None:  # the method's own statistic, if it has one
-        statistic = method_statistic(method, "independence")
-    problem, stat = _independence_iv(x, y, kernel_x, kernel_y, bandwidth_x, bandwidth_y,
-                                     estimator, statistic,
-                                     {"filter": filter, "lam": lam, "n_locations": n_locations,
-                                      "split_size": split_size}, data_name, axis, nan_policy)
-    problem = restricted(problem, strata, blocks)
-    problem, rng = _driver.held_out_training(problem, stat, method, rng)
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
-                          n_jobs=n_jobs, progress=progress, default=stat.default_method)
-    eng = resolve_engine(engine, {"n_features": n_features}, scheme="pairing")
-    return problem, stat, eng, meth, tuning_
+    return _plan.run((x, y), locals())

@@ -10,86 +10,19 @@ variables, :mod:`kmtests.problems.joint`), the statistic dHSIC
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
-from . import _driver
+from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice
-from .engines import Engine, Exact
-from .estimators import KME
-from .kernels import Kernel, Precomputed, resolve_kernel
-from .null import GammaMethod, JointGammaMethod, NullMethod, resolve_method
-from .problems.conventions import check_alternative
-from .problems.joint import JointProblem, joint_problem, role_names
+from ._validation import as_sample
+from .null import NullMethod
+from .problems.joint import JointProblem
 from .results import JointIndependenceResult
-from .statistics import Statistic, resolve_statistic
 
 __all__ = ["dhsic", "dhsic_bandwidth", "joint_independence_test"]
-
-#: the null methods of the joint test, by name
-_METHODS = ("permutation", "bootstrap", "gamma")
-
-
-def _per_variable(value: Any, d: int, name: str, single: bool) -> list[Any]:
-    """`value` for each of `d` variables: one for all (`single`), or a sequence of `d`."""
-    if single:
-        return [value] * d
-    items = list(value)
-    if len(items) != d:
-        raise ValueError(f"`{name}` must be one value for all variables or one per variable "
-                         f"({d}); got {len(items)}.")
-    return items
-
-
-def _kernels(kernels: Any, bandwidths: Any, d: int) -> list[Kernel]:
-    """The kernel of each variable, with its bandwidth (nothing fitted yet)."""
-    ks = _per_variable(kernels, d, "kernels",
-                       isinstance(kernels, (str, Kernel)) or callable(kernels))
-    bws = _per_variable(bandwidths, d, "bandwidths",
-                        bandwidths is None or isinstance(bandwidths, str)
-                        or np.ndim(bandwidths) == 0)
-    return [resolve_kernel(k, bw, name=f"kernels[{i}]", bandwidth_name=f"bandwidths[{i}]")
-            for i, (k, bw) in enumerate(zip(ks, bws))]
-
-
-def _joint_iv(variables: Sequence[Any], kernels: Any, bandwidths: Any,
-              data_name: str | None, axis: Any = 0, nan_policy: Any = "raise"
-              ) -> tuple[JointProblem, Statistic]:
-    """Validate the variables and build the statistic (nothing is computed)."""
-    d = len(variables)
-    if d < 2:
-        raise ValueError(f"joint independence needs at least 2 variables; got {d}.")
-    ks = _kernels(kernels, bandwidths, d)
-    problem = joint_problem(variables, precomputed=[isinstance(k, Precomputed) for k in ks],
-                            data_name=data_name, axis=axis, nan_policy=nan_policy)
-    stat = resolve_statistic("dhsic", "joint", kernels=dict(zip(role_names(d), ks)),
-                             estimator=KME(), options={})
-    return problem, stat
-
-
-def _joint_method(method: Any, n_resamples: Any, batch: Any, rng: SeedLike, n_jobs: Any,
-                  progress: Any) -> NullMethod:
-    """``method=`` of the joint test -> a null method object."""
-    if isinstance(method, GammaMethod):
-        raise ValueError("GammaMethod approximates the nulls of MMD^2_b and HSIC_b; the gamma "
-                         "approximation of dHSIC is method='gamma' (JointGammaMethod).")
-    if isinstance(method, NullMethod):
-        return resolve_method(method, n_resamples=n_resamples, batch=batch, rng=rng,
-                              n_jobs=n_jobs, progress=progress)
-    name = check_choice("permutation" if method is None else method, "method", _METHODS)
-    if name != "gamma":
-        return resolve_method(name, n_resamples=n_resamples, batch=batch, rng=rng,
-                              n_jobs=n_jobs, progress=progress)
-    given = {"n_resamples": n_resamples, "batch": batch, "rng": rng, "n_jobs": n_jobs,
-             "progress": progress}
-    clash = [f"`{k}`" for k, v in given.items() if v is not None]
-    if clash:
-        raise ValueError(f"method='gamma' draws nothing: {', '.join(clash)} do(es) not "
-                         "apply.")
-    return JointGammaMethod()
-
 
 def dhsic_bandwidth(x: ArrayLike) -> float:
     """The Gaussian bandwidth of the R package dHSIC's median heuristic.
@@ -135,6 +68,7 @@ def dhsic_bandwidth(x: ArrayLike) -> float:
     return bw if bw > 0 else 0.001
 
 
+@_plan.face(JointProblem)
 def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "median",
           nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0) -> float:
     """The d-variable Hilbert-Schmidt independence criterion ``dHSIC_n`` of the variables.
@@ -156,24 +90,21 @@ def dhsic(*variables: ArrayLike, kernels: Any = "gaussian", bandwidths: Any = "m
     >>> print(f"{dhsic(x, y):.6f} {hsic(x, y):.6f}")
     0.005511 0.005511
     """
-    problem, stat = _joint_iv(variables, kernels, bandwidths, None, axis, nan_policy)
-    return _driver.value(problem, stat, "pooled")
+    return _plan.value(variables, locals())
 
 
+@_plan.face(JointProblem)
+@shared_docs
 def joint_independence_test(
     *variables: ArrayLike,
     kernels: Any = "gaussian",
     bandwidths: Any = "median",
     method: Literal["permutation", "bootstrap", "gamma"] | NullMethod | None = None,
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
 ) -> JointIndependenceResult:
     r"""Kernel test of joint independence of ``d >= 2`` variables (dHSIC).
 
@@ -209,30 +140,11 @@ def joint_independence_test(
         or the gamma approximation with Pfister et al.'s moment estimates
         (approximate, :class:`~kmtests.null.JointGammaMethod`; at least
         ``4d - 2`` observations).
-    n_resamples : int, optional
-        Number of random permutations or bootstrap data sets (default 9999).
-    rng : None, int, SeedSequence or Generator
-        Source of the permutations or resamples; a fixed value gives the same
-        p-value whatever `batch` is.
-    batch : int, optional
-        Arrangements evaluated per step.
-    n_jobs : int, optional
-        Accepted for symmetry with the other tests (threads of a resampling
-        method); dHSIC's arrangements are evaluated by numpy in one thread.
-    progress : bool, optional
-        Show a progress bar (needs tqdm); None: only for slow tests.
+    {{resampling}}
     data_name : str, optional
         Name of the data for the report (default ``"x1, x2 and x3"``, or the
         names of pandas Series).
-    alternative : {"greater"}
-        The test is one-sided: dHSIC is 0 under joint independence and
-        positive otherwise; ``"greater"`` (default) is the only value.
-    nan_policy : {"raise", "omit"}
-        ``"raise"`` (default) names the first missing value; ``"omit"`` leaves
-        out every observation with a missing value in any variable.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations (1: a column per
-        observation). See :doc:`/user_guide/conventions`.
+    {{conventions}}
 
     Returns
     -------
@@ -294,23 +206,4 @@ def joint_independence_test(
     >>> print(f"{independence_test(x, z, n_resamples=999, rng=1).pvalue:.3f}")
     0.197
     """
-    res = _driver.run(*_plan(
-        variables, kernels=kernels, bandwidths=bandwidths, method=method,
-        n_resamples=n_resamples, rng=rng, batch=batch, n_jobs=n_jobs, progress=progress,
-        data_name=data_name, alternative=alternative, nan_policy=nan_policy, axis=axis))
-    assert isinstance(res, JointIndependenceResult)
-    return res
-
-
-def _plan(variables: Sequence[Any], *, kernels: Any = "gaussian", bandwidths: Any = "median",
-          method: Any = None, n_resamples: Any = None, rng: SeedLike = None,
-          batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None, alternative: Any = "greater",
-          nan_policy: Any = "raise", axis: Any = 0
-          ) -> tuple[JointProblem, Statistic, Engine, NullMethod, str]:
-    """:func:`joint_independence_test`'s keywords -> (problem, statistic, engine, method,
-    tuning)."""
-    check_alternative(alternative)
-    problem, stat = _joint_iv(variables, kernels, bandwidths, data_name, axis, nan_policy)
-    meth = _joint_method(method, n_resamples, batch, rng, n_jobs, progress)
-    return problem, stat, Exact(), meth, "pooled"
+    return _plan.run(variables, locals())

@@ -36,6 +36,9 @@ from typing import Any, Callable, ClassVar, Union
 
 import numpy as np
 
+from ._gram import CentredGram, centre_in_place, check_finite_gram, check_psd, check_symmetric
+from ._validation import shown
+
 __all__ = [
     "KERNELS",
     "MEDIAN_MAX_POINTS",
@@ -43,6 +46,7 @@ __all__ = [
     "CallableKernel",
     "Distance",
     "Gaussian",
+    "IMQ",
     "Kernel",
     "Laplacian",
     "Linear",
@@ -314,7 +318,8 @@ def median_bandwidth(
 def _check_bandwidth(bw: Any, *, vector: bool = False) -> float | np.ndarray | str:
     if isinstance(bw, str):
         if bw.lower() != "median":
-            raise ValueError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.")
+            raise ValueError(f"`bandwidth` must be 'median' or a positive number; "
+                             f"got {shown(bw)}.")
         return "median"
     if vector:
         arr = np.atleast_1d(np.asarray(bw, dtype=np.float64))
@@ -322,13 +327,14 @@ def _check_bandwidth(bw: Any, *, vector: bool = False) -> float | np.ndarray | s
             raise ValueError("`bandwidth` must be 'median' or positive finite number(s).")
         return arr
     if isinstance(bw, (bool, np.bool_)) or not np.isscalar(bw):
-        raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.")
+        raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {shown(bw)}.")
     try:
         val = float(bw)  # type: ignore[arg-type]  # a scalar (checked), maybe not a number
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"`bandwidth` must be 'median' or a positive number; got {bw!r}.") from exc
+        raise TypeError(f"`bandwidth` must be 'median' or a positive number; "
+                        f"got {shown(bw)}.") from exc
     if not np.isfinite(val) or val <= 0:
-        raise ValueError(f"`bandwidth` must be a positive finite number; got {bw!r}.")
+        raise ValueError(f"`bandwidth` must be a positive finite number; got {shown(bw)}.")
     return val
 
 
@@ -352,8 +358,6 @@ class Kernel(abc.ABC):
         Checked: finite values (an error names the kernel), and for user
         kernels symmetry (an error) and positive semi-definiteness (a warning).
         """
-        from ._gram import check_finite_gram
-
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below
             label = name if name.startswith("the ") else f"`{name}`"
             cg = self._centred_gram(np.ascontiguousarray(z, dtype=np.float64), label)
@@ -361,8 +365,6 @@ class Kernel(abc.ABC):
         return cg
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place
-
         return centre_in_place(np.array(self.gram(z), dtype=np.float64, copy=True))
 
     def fitted_to(self, z: np.ndarray, *, name: str = "x") -> "Kernel":
@@ -402,7 +404,7 @@ class Kernel(abc.ABC):
             parts.append("median heuristic")
         elif rule == "median (non-zero pairs)":
             parts.append("median heuristic over the non-zero distances")
-        label = self.name.capitalize() if self.name != "ard" else "ARD Gaussian"
+        label = {"ard": "ARD Gaussian", "imq": "IMQ"}.get(self.name, self.name.capitalize())
         return label + (f" ({', '.join(parts)})" if parts else "")
 
     def phrase(self) -> str:
@@ -508,8 +510,6 @@ class _BandwidthKernel(Kernel):
         return np.exp(t, out=t)  # relative precision for small kernel values
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place
-
         # k - 1 = expm1(.): absolute precision for the differences that centring keeps
         t = self._exponent(self._scaled_sqdist(z, None, name))
         return centre_in_place(np.expm1(t, out=t), offset=1.0)
@@ -556,6 +556,29 @@ class Laplacian(_BandwidthKernel):
 
 
 @dataclass(frozen=True)
+class IMQ(_BandwidthKernel):
+    """Inverse multiquadric kernel ``(1 + ||x - y||^2 / bandwidth^2)^(-1/2)`` (Gorham &
+    Mackey, 2017; the kernel of KSDAgg): heavy tails, the default of the kernel Stein
+    discrepancy (:func:`kmtests.goodness_of_fit_test`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.kernels import IMQ
+    >>> print(np.round(IMQ(bandwidth=1.0).gram(np.array([[0.0], [1.0]])), 4))
+    [[1.     0.7071]
+     [0.7071 1.    ]]
+    """
+
+    name: ClassVar[str] = "imq"
+
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        np.log1p(d2, out=d2)
+        d2 *= -0.5
+        return d2
+
+
+@dataclass(frozen=True)
 class ARDGaussian(_BandwidthKernel):
     """Gaussian kernel with one bandwidth per coordinate (automatic relevance
     determination): ``exp(-sum_j (x_j - y_j)^2 / (2 bandwidth_j^2))``.
@@ -587,8 +610,6 @@ class Linear(Kernel):
         return x @ (x if y is None else y).T
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import CentredGram
-
         with np.errstate(over="ignore", invalid="ignore"):
             zc, m = _centred(z)
             Kc = zc @ zc.T
@@ -657,8 +678,6 @@ class Distance(Kernel):
         return D
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import CentredGram, centre_in_place
-
         zs, _, s = _unit(z)
         D = _sqdist_unit(zs)
         np.sqrt(D, out=D)
@@ -712,8 +731,6 @@ class CallableKernel(Kernel):
         return np.ascontiguousarray(out)
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place, check_psd, check_symmetric
-
         what = f"the Gram matrix of {self.phrase()}"
         K = check_symmetric(self.gram(z), what)
         check_psd(K, what)
@@ -741,8 +758,6 @@ class Precomputed(Kernel):
         return x
 
     def _centred_gram(self, z: np.ndarray, name: str = "the data") -> Any:
-        from ._gram import centre_in_place, check_psd
-
         check_psd(z, "the precomputed Gram matrix")
         return centre_in_place(np.array(z, dtype=np.float64, copy=True))
 
@@ -753,6 +768,7 @@ class Precomputed(Kernel):
 KERNELS: dict[str, type[Kernel]] = {
     "gaussian": Gaussian,
     "laplacian": Laplacian,
+    "imq": IMQ,
     "ard": ARDGaussian,
     "linear": Linear,
     "polynomial": Polynomial,
@@ -780,7 +796,8 @@ def resolve_kernel(kernel: Any, bandwidth: BandwidthLike = "median", *,
         key = kernel.lower()
         if key not in KERNELS:
             valid = ", ".join(repr(k) for k in sorted(KERNELS))
-            raise ValueError(f"`{name}` must be one of {valid} or a callable; got {kernel!r}.")
+            raise ValueError(f"`{name}` must be one of {valid} or a callable; "
+                             f"got {shown(kernel)}.")
         cls = KERNELS[key]
         if issubclass(cls, _BandwidthKernel):
             try:

@@ -1,106 +1,29 @@
 """Kernel two-sample test (MMD) with a pluggable kernel mean estimator: the face.
 
-:func:`two_sample_test` maps its keywords to a problem (the two samples), a
-statistic (``statistic=``: the MMD with an estimator, the spectral-regularised
-MMD, the linear-time statistics), an engine (``engine=``) and a null method
-(``method=``), and runs them once (:func:`kmtests._driver.run`).
+:func:`two_sample_test` is a signature and a docstring: the plan
+(:mod:`kmtests._plan`) maps its keywords to a problem (the two samples,
+:class:`~kmtests.problems.TwoSampleProblem`), a statistic (``statistic=``: the MMD
+with an estimator, the spectral-regularised MMD, the linear-time statistics), an
+engine (``engine=``) and a null method (``method=``), and runs them once.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
-
-from . import _driver
+from . import _plan
+from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
-from ._validation import check_choice, check_positive_int
-from .engines import Engine, resolve_engine
-from .estimators import KernelMeanEstimator, resolve_estimator
-from .kernels import Precomputed, resolve_kernel
-from .null import NullMethod, method_statistic, resolve_method
-from .null.combine import MinP
-from .problems import TwoSampleProblem, two_sample_problem
-from .problems.conventions import check_alternative
-from .problems.data import restricted
+from .engines import Engine
+from .estimators import KernelMeanEstimator
+from .null import NullMethod
+from .problems import TwoSampleProblem
 from .results import TwoSampleResult
-from .statistics import Statistic, resolve_statistic, statistic_name
-from .statistics.tuning import TUNINGS
+from .statistics import Statistic
 
 __all__ = ["mmd", "two_sample_test"]
 
-#: engine names that stand for a statistic with its own null (as in 0.2)
-_LINEAR_TIME = ("block", "linear")
-
-
-def _engine_aliases(statistic: Any, engine: Any) -> tuple[Any, Any]:
-    """``engine="block" | "linear"`` names the linear-time statistic (on the streamed engine)."""
-    if isinstance(engine, str) and engine.lower() in _LINEAR_TIME:
-        name = engine.lower()
-        if statistic is not None and not (isinstance(statistic, str)
-                                          and statistic.lower() in ("unbiased", name)):
-            raise ValueError(f"engine={name!r} computes its own unbiased linear-time "
-                             f"statistic; statistic={statistic!r} needs engine='exact' or "
-                             "'streamed'.")
-        return name, "streamed"
-    return statistic, engine
-
-
-def _held_out(problem: TwoSampleProblem, split_size: Any, rng: Any
-              ) -> tuple[TwoSampleProblem, np.ndarray]:
-    """The held-out design of ``covariance="split"`` (Hagrass et al.): the problem on the
-    remaining points, and the held-out points."""
-    from ._rng import child
-    from .statistics.spectral import split_held_out
-
-    assert problem.z is not None
-    nx, ny = problem.n_x, problem.n_y
-    n_min = min(nx, ny)
-    s = (max(3, int(round(0.2 * n_min))) if split_size is None
-         else check_positive_int(split_size, "split_size"))
-    if s < 3 or n_min - s < 2:
-        raise ValueError(f"`split_size` must be at least 3 and leave 2 points in each sample; "
-                         f"got {s} with samples of {nx} and {ny}.")
-    x, y = problem.z[:nx], problem.z[nx:]
-    zx, zy, rx, ry = split_held_out(nx, ny, s, child(rng, "split"))
-    held = np.vstack([x[zx], y[zy]])
-    return problem.with_data(np.vstack([x[rx], y[ry]]), rx.size, ry.size), held
-
-
-def _two_sample_iv(x: Any, y: Any, kernel: Any, bandwidth: Any, estimator: Any,
-                   statistic: Any, options: dict[str, Any], data_name: str | None,
-                   rng: Any = None, strata: Any = None, blocks: Any = None,
-                   axis: Any = 0, nan_policy: Any = "raise"
-                   ) -> tuple[TwoSampleProblem, Statistic]:
-    """Validate the data and build the statistic (nothing is computed)."""
-    kern = resolve_kernel(kernel, bandwidth)
-    est = resolve_estimator(estimator)
-    est.rule()  # raises for estimators that cannot run inside a test
-    precomputed = isinstance(kern, Precomputed)
-    if isinstance(statistic, Statistic):
-        name = None
-    else:
-        name = statistic_name(statistic, "two_sample", est, options)
-    covariance = options.get("covariance")
-    if covariance is not None:
-        covariance = check_choice(covariance, "covariance", ("pooled", "split"))
-    problem = restricted(two_sample_problem(x, y, precomputed=precomputed,
-                                            data_name=data_name, axis=axis,
-                                            nan_policy=nan_policy), strata, blocks)
-    opts = {**options, "combination": MinP()}  # a lambda grid: min-p with exact level
-    if name == "regularized" and not precomputed:
-        kern_fit_on = problem.z
-        if covariance == "split":
-            problem, held = _held_out(problem, options.get("split_size"), rng)
-            opts["held_out"] = held
-            assert problem.z is not None
-            kern_fit_on = np.vstack([problem.z, held])
-        assert kern_fit_on is not None
-        kern = kern.fitted_to(kern_fit_on, name="the pooled sample")
-    return problem, resolve_statistic(statistic if name is None else name, "two_sample",
-                                      kernels={"kernel": kern}, estimator=est, options=opts)
-
-
+@_plan.face(TwoSampleProblem)
 def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any = "median",
         estimator: str | KernelMeanEstimator = "kme",
         statistic: Literal["unbiased", "biased"] | None = None,
@@ -124,15 +47,11 @@ def mmd(x: ArrayLike, y: ArrayLike, *, kernel: Any = "gaussian", bandwidth: Any 
     >>> print(f"{mmd(x, y, kernel='linear', statistic='biased'):.4f}")
     0.5625
     """
-    tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    if statistic is not None and not (isinstance(statistic, str)
-                                      and statistic.lower() in ("unbiased", "biased")):
-        check_choice(statistic, "statistic", ("biased", "unbiased"))
-    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, {}, None,
-                                   axis=axis, nan_policy=nan_policy)
-    return _driver.value(problem, stat, tuning_)
+    return _plan.value((x, y), locals(), names=("unbiased", "biased"))
 
 
+@_plan.face(TwoSampleProblem)
+@shared_docs
 def two_sample_test(
     x: ArrayLike,
     y: ArrayLike,
@@ -145,24 +64,19 @@ def two_sample_test(
     method: Literal["permutation", "gamma", "normal", "wild", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
-    n_resamples: int | None = None,
-    rng: SeedLike = None,
-    batch: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
     filter: str | None = None,
     lam: Any = None,
     covariance: Literal["pooled", "split"] | None = None,
     split_size: int | None = None,
-    engine: str | Engine | None = None,
-    n_features: int | None = None,
+    engine: str | Engine | None = None, n_features: int | None = None,
     block_size: int | None = None,
     strata: Any = None,
-    blocks: int | None = None,
+    blocks: int | Literal["auto"] | None = None,
     alternative: Literal["greater"] = "greater",
-    nan_policy: Literal["raise", "omit"] = "raise",
-    axis: int = 0,
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
@@ -241,25 +155,7 @@ def two_sample_test(
         estimators tune their corruption variance on the pooled sample, which is
         permutation-invariant, so both settings give the same test. See
         :doc:`/estimators_in_tests`.
-    n_resamples : int, optional
-        Number of random permutations (default 9999). When the number of
-        distinct splits ``C(n_x + n_y, n_x)`` is not larger, all splits are
-        enumerated and the p-value is exact.
-    rng : None, int, SeedSequence or Generator
-        Source of the permutations. A fixed value gives bit-identical
-        p-values whatever `batch` and `n_jobs` are.
-    batch : int, optional
-        Permutations processed per step; memory is ``O(N^2 + batch N)``.
-        Default: as many as fit in about 16 MB.
-    n_jobs : int, optional
-        Threads: -1 or 1 to the number of CPUs (None: the default, all CPUs
-        for large problems). The same meaning in both tests: the BLAS threads
-        of the block sums (KME, uniform shrinkage), or the workers of the
-        thread pool that evaluates per-sample weights (one BLAS thread
-        each). Results do not depend on `n_jobs`.
-    progress : bool, optional
-        Show a progress bar (needs tqdm). None (default): only when the
-        null distribution is expected to take more than a few seconds.
+    {{resampling}}
     data_name : str, optional
         Name of the data for the report. Default: ``"x and y"``, or the
         names of pandas Series / the columns of pandas DataFrames.
@@ -327,35 +223,20 @@ def two_sample_test(
         arrangement keeps each stratum's number of x points: the exact
         permutation test of a paired design (one stratum per pair) or of
         clustered data. Exact; the gamma and wild-bootstrap nulls do not apply.
-    blocks : int, optional
+    blocks : int or "auto", optional
         Permute blocks of `blocks` consecutive observations instead of single
         ones (time series whose dependence is shorter than the blocks: an
-        approximation; both sample sizes must be multiples of it). For a
-        dependent series, see also the wild bootstrap
-        (:class:`~kmtests.null.WildBootstrap`).
-    alternative : {"greater"}
-        The alternative hypothesis, as scipy's tests name it. The statistic
-        estimates ``MMD^2``, 0 when the distributions are equal and positive
-        when they differ, so the test is one-sided: ``"greater"`` (default) is
-        the only value, and ``"two-sided"`` or ``"less"`` is an error that
-        says why (:doc:`/user_guide/conventions`).
-    nan_policy : {"raise", "omit"}
-        Missing values (NaN, None, ``pd.NA``): ``"raise"`` (default) names
-        the argument, row and column of the first one; ``"omit"`` leaves out
-        the observations that have one, each sample its own rows, and the
-        report says which. ``"propagate"`` is refused (a test has no NaN
-        answer); an infinity is an error under either policy.
-    axis : {0, 1}
-        The axis of 2-D data that indexes the observations: 0 (default, a
-        row per observation) or 1 (a column per observation; DataFrames are
-        transposed). It does not run one test per row as scipy's
-        one-dimensional tests do.
+        approximation; both sample sizes must be multiples of it). ``"auto"``:
+        the rows are two windows of one series, and the length comes from the
+        data (:doc:`/user_guide/dependent`; the sizes need not be multiples).
+        With ``method="wild"``: AR(1) multipliers of that length.
+    {{conventions}}
 
     Returns
     -------
     TwoSampleResult
         With ``statistic``, ``pvalue``, ``null_distribution``, the settings
-        and ``summary()``, ``summary_frame()``, ``conf_int()``.
+        and ``summary()``, ``summary_frame()``, ``pvalue_interval()``.
 
     Raises
     ------
@@ -427,40 +308,4 @@ def two_sample_test(
     >>> print(res.notes[0])
     nan_policy='omit': 1 of the 50 observations of x had a missing value and were left out (row 3)
     """
-    res = _driver.run(*_plan(
-        x, y, kernel=kernel, bandwidth=bandwidth, estimator=estimator, statistic=statistic,
-        method=method, tuning=tuning, n_resamples=n_resamples, rng=rng, batch=batch,
-        n_jobs=n_jobs, progress=progress, data_name=data_name, filter=filter, lam=lam,
-        covariance=covariance, split_size=split_size, engine=engine, n_features=n_features,
-        block_size=block_size, strata=strata, blocks=blocks, alternative=alternative,
-        nan_policy=nan_policy, axis=axis, n_locations=n_locations))
-    assert isinstance(res, TwoSampleResult)
-    return res
-
-
-def _plan(x: Any, y: Any, *, kernel: Any = "gaussian", bandwidth: Any = "median",
-          estimator: Any = "kme", statistic: Any = None, method: Any = None,
-          tuning: Any = "permutation", n_resamples: Any = None, rng: SeedLike = None,
-          batch: Any = None, n_jobs: Any = None, progress: Any = None,
-          data_name: str | None = None, filter: Any = None, lam: Any = None,
-          covariance: Any = None, split_size: Any = None, engine: Any = None,
-          n_features: Any = None, block_size: Any = None, strata: Any = None,
-          blocks: Any = None, alternative: Any = "greater", nan_policy: Any = "raise",
-          axis: Any = 0, n_locations: Any = None
-          ) -> tuple[TwoSampleProblem, Statistic, Engine, NullMethod, str]:
-    """:func:`two_sample_test`'s keywords -> (problem, statistic, engine, method, tuning)."""
-    check_alternative(alternative)
-    tuning_ = check_choice(tuning, "tuning", TUNINGS)
-    statistic, engine = _engine_aliases(statistic, engine)
-    if statistic is None:  # the method's own statistic (the gamma: MMD^2_b), if it has one
-        statistic = method_statistic(method, "two_sample")
-    options = {"filter": filter, "lam": lam, "covariance": covariance,
-               "split_size": split_size, "block_size": block_size, "n_locations": n_locations}
-    problem, stat = _two_sample_iv(x, y, kernel, bandwidth, estimator, statistic, options,
-                                   data_name, rng, strata, blocks, axis, nan_policy)
-    problem, method_rng = _driver.held_out_training(problem, stat, method, rng)
-    meth = resolve_method(method, n_resamples=n_resamples, batch=batch, rng=method_rng,
-                          n_jobs=n_jobs, progress=progress, default=stat.default_method)
-    eng = resolve_engine(stat.default_engine if engine is None else engine,
-                         {"n_features": n_features}, scheme="split", extra=_LINEAR_TIME)
-    return problem, stat, eng, meth, tuning_
+    return _plan.run((x, y), locals())

@@ -95,7 +95,7 @@ def test_fuse_member_normaliser_is_the_authors():
     gen = np.random.default_rng(2)
     x, y = gen.normal(size=(8, 2)), gen.normal(size=(8, 2)) + 0.5
     bw = 1.2
-    res = kmtests.aggregated_two_sample_test(x, y, bandwidths=[bw], method="fuse",
+    res = kmtests.aggregated_two_sample_test(x, y, bandwidths=[bw], combination="fuse",
                                              n_resamples=99, rng=0)
     z = np.vstack([x, y])
     k = k_gauss(bw)
@@ -111,7 +111,7 @@ def test_members_are_the_single_tests_on_the_same_permutations(method):
     gen = np.random.default_rng(3)
     x, y = gen.normal(size=(15, 2)), gen.normal(size=(12, 2)) * 1.5
     bws = [0.5, 1.0, 2.0]
-    res = kmtests.aggregated_two_sample_test(x, y, bandwidths=bws, method=method,
+    res = kmtests.aggregated_two_sample_test(x, y, bandwidths=bws, combination=method,
                                              estimators=["kme", "skmse"],
                                              statistics=["unbiased", "biased"],
                                              n_resamples=199, rng=7)
@@ -236,7 +236,10 @@ def test_lambda_grid():
     (dict(estimators=(), filters=None), ValueError, "collection is empty"),
     (dict(bandwidths=[0.0, 1.0]), ValueError, "bandwidths"),
     (dict(lams="big", filters="tikhonov"), ValueError, "lam"),
-    (dict(null=kmtests.GammaMethod()), TypeError, "PermutationMethod"),
+    (dict(null=kmtests.GammaMethod()), ValueError, "method 'gamma' needs the full kernel"),
+    (dict(null="permutation"), TypeError, "`null` must be a null method object"),
+    (dict(method="permutation", null=kmtests.PermutationMethod()), ValueError,
+     "give the null method once"),
 ])
 def test_argument_errors(kw, err, match):
     gen = np.random.default_rng(9)
@@ -289,7 +292,7 @@ def test_aggregated_tests_run_on_every_engine_that_applies():
     ny = kmtests.aggregated_two_sample_test(x, y, engine="nystrom", n_features=30, **kw)
     assert ny.engine == "nystrom" and "approximate statistic" in " ".join(ny.notes)
     with pytest.raises(ValueError, match="engine='streamed'.*MMD-FUSE's normalisers"):
-        kmtests.aggregated_two_sample_test(x, y, engine="streamed", method="fuse", **kw)
+        kmtests.aggregated_two_sample_test(x, y, engine="streamed", combination="fuse", **kw)
     ind = kmtests.aggregated_independence_test(x[:35], y, engine="rff", n_features=20,
                                                bandwidths_x=2, bandwidths_y=2,
                                                n_resamples=99, rng=1)

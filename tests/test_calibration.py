@@ -172,13 +172,13 @@ _NEW_TESTS = {
     "mmdagg estimators+filters": ("mmdagg", dict(bandwidths=3, estimators=["kme", "skmse"],
                                                  statistics=["unbiased", "biased"],
                                                  filters="showalter", lams=[1e-3, 1e-1])),
-    "mmd-fuse": ("mmdagg", dict(bandwidths=5, method="fuse")),
+    "mmd-fuse": ("mmdagg", dict(bandwidths=5, combination="fuse")),
     # independence
     "nocco tikhonov": ("hsic", dict(statistic="regularized", lam=1e-2)),
     "nocco cutoff auto": ("hsic", dict(statistic="regularized", filter="cutoff", lam="auto")),
     "hsicagg": ("hsicagg", dict(bandwidths_x=3, bandwidths_y=3)),
     "hsic-fuse + nocco": ("hsicagg", dict(bandwidths_x=2, bandwidths_y=2, filters="tikhonov",
-                                          lams=[1e-3, 1e-1], method="fuse")),
+                                          lams=[1e-3, 1e-1], combination="fuse")),
 }
 
 

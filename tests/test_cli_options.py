@@ -80,7 +80,7 @@ def test_every_keyword_of_the_tests_has_its_option():
         raise AssertionError(path)
 
     own = {"rng", "data_name", "sample_names"}
-    objects = {"kernels": "joint: --kernel", "null": "a PermutationMethod object",
+    objects = {"kernels": "joint: --kernel", "null": "a null method object",
                "cache": "a memory switch of the regressions",
                "axis": "a CSV file's columns are its variables"}
     for path, fn in [(("two-sample",), kmtests.two_sample_test),
@@ -93,6 +93,8 @@ def test_every_keyword_of_the_tests_has_its_option():
         keywords = [k for k, v in inspect.signature(fn).parameters.items()
                     if v.kind == v.KEYWORD_ONLY]
         missing = set(keywords) - options(*path) - own - set(objects)
+        if path[0] == "aggregated":  # their null is the permutations (--n-resamples, --seed);
+            missing -= {"method"}    # --method is 0.2's name of --combination
         assert not missing, f"kmtests {' '.join(path)}: no option for {sorted(missing)}"
 
 
@@ -158,7 +160,8 @@ def test_independence_options_reach_the_test(files, capsys, argv, kwargs):
 
 # -- aggregated tests ----------------------------------------------------------------------------
 AGGREGATED_CASES = [
-    (["--bandwidths", "5", "--method", "fuse"], dict(bandwidths=5, method="fuse")),
+    (["--bandwidths", "5", "--method", "fuse"], dict(bandwidths=5, combination="fuse")),
+    (["--bandwidths", "5", "--combination", "fuse"], dict(bandwidths=5, combination="fuse")),
     (["--bandwidths", "0.5,1,2", "--weights", "increasing"],
      dict(bandwidths=[0.5, 1.0, 2.0], weights="increasing")),
     (["--bandwidths", "3", "--estimators", "kme,skmse", "--statistics", "unbiased,biased",
@@ -195,7 +198,7 @@ def test_aggregated_independence(files, capsys):
               "--method", "fuse", "--seed", 4, "--n-resamples", 49)
     want = kmtests.aggregated_independence_test(
         x[:, :1], x[:, 1:], bandwidths_x=3, bandwidths_y=[0.5, 2.0], kernel_y="laplacian",
-        method="fuse", rng=4, n_resamples=49)
+        combination="fuse", rng=4, n_resamples=49)
     assert d["statistic"] == want.statistic and d["pvalue"] == want.pvalue
     assert d["test"] == "Kernel independence test (HSIC-FUSE)"
     d = _json(capsys, "aggregated", "independence", tmp / "a.csv", "--x", "u", "--y", "v",
@@ -269,6 +272,47 @@ def test_group_errors(files, capsys, argv, message):
     tmp, _, _ = files
     rc, out, err = _run(capsys, "two-sample", tmp / "both.csv", *argv)
     assert rc == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_group_labels_spaces_missing_and_small_groups(files, capsys):
+    """Issue 32: "a " and "a" were merged silently, a missing label became a group of its
+    own, and a faulty group was named by its position ("`x4`")."""
+    tmp, x, y = files
+    df = pd.read_csv(tmp / "both.csv")
+    spaced = df.copy()
+    spaced.loc[0, "g"] = spaced.loc[0, "g"] + " "
+    spaced.to_csv(tmp / "spaced.csv", index=False)
+    rc, out, err = _run(capsys, "two-sample", tmp / "spaced.csv", "--group", "g")
+    label = df.loc[0, "g"]
+    assert rc == 2 and out == "" and f"spells the label {label!r} in 2 ways" in err
+    # the same extra space on every row of a label is harmless (read as the label)
+    padded = df.copy()
+    padded["g"] = " " + padded["g"]
+    padded.to_csv(tmp / "padded.csv", index=False)
+    args = ["--group", "g", "--groups", "ctl,trt", "--seed", 1, "--n-resamples", 49]
+    assert (_json(capsys, "two-sample", tmp / "padded.csv", *args)["pvalue"]
+            == _json(capsys, "two-sample", tmp / "both.csv", *args)["pvalue"])
+    unlabelled = df.copy()
+    unlabelled.loc[[0, 5], "g"] = np.nan
+    unlabelled.to_csv(tmp / "unlabelled.csv", index=False)
+    rc, out, err = _run(capsys, "two-sample", tmp / "unlabelled.csv", "--group", "g")
+    assert rc == 2 and "2 row(s) of" in err and "have no label (data row(s) 1, 6)" in err
+    assert "--nan-policy omit to leave them out" in err
+    d = _json(capsys, "two-sample", tmp / "unlabelled.csv", "--group", "g", "--groups",
+              "ctl,trt", "--nan-policy", "omit", "--seed", 1, "--n-resamples", 49)
+    assert sum(d["sizes"].values()) == len(df) - 2
+    tiny = pd.concat([df, df.iloc[:1].assign(g="solo")])
+    tiny.to_csv(tmp / "tiny.csv", index=False)
+    rc, out, err = _run(capsys, "k-sample", tmp / "tiny.csv", "--group", "g")
+    assert rc == 2 and "group 'solo' of" in err and "has 1 row(s)" in err and "`x" not in err
+
+
+def test_only_the_greater_alternative_is_offered(capsys):
+    from kmtests.cli import _parser
+
+    text = _parser().format_help() + _parser()._subparsers._group_actions[0].choices[
+        "two-sample"].format_help()
+    assert "{greater}" in text and "two-sided,less" not in text.replace(" ", "")
 
 
 def test_group_with_three_values_or_two_files_is_refused(files, capsys):
@@ -476,7 +520,7 @@ def test_the_kmtests_command(files):
                           "--n-resamples", "49", "--json"], input=(tmp / "a.csv").read_bytes(),
                          capture_output=True, check=True)
     d = json.loads(run.stdout)
-    want = kmtests.aggregated_two_sample_test(x, y, bandwidths=5, method="fuse", rng=1,
+    want = kmtests.aggregated_two_sample_test(x, y, bandwidths=5, combination="fuse", rng=1,
                                               n_resamples=49)
     assert d["pvalue"] == want.pvalue and d["statistic_name"] == "FUSE"
     bad = subprocess.run([str(script), "two-sample", str(tmp / "a.csv"), str(tmp / "b.csv"),
@@ -508,3 +552,5 @@ def test_nan_policy_and_alternative_reach_every_test(files, capsys):
     rc, _, err = _run(capsys, "two-sample", tmp / "a.csv", tmp / "b.csv", "--alternative",
                       "two-sided")
     assert rc == 2 and err.startswith("kmtests: error: ") and "--alternative" in err
+    assert "--alternative two-sided has no meaning for a kernel test" in err
+    assert "--alternative greater" in err

@@ -397,11 +397,9 @@ def test_detects_conditional_dependence_and_not_common_causes():
 
 
 def test_cache_reuses_the_decompositions_of_z(monkeypatch):
-    from kmtests import _gram
-
     calls = []
-    real = _gram.centred_spectrum
-    monkeypatch.setattr(_gram, "centred_spectrum", lambda K: calls.append(1) or real(K))
+    real = cme.centred_spectrum  # the decomposition of z, as the estimator calls it
+    monkeypatch.setattr(cme, "centred_spectrum", lambda K: calls.append(1) or real(K))
     cme.clear_cache()
     x, y, z = _data(12, 50)
     ci(x, y, z)
@@ -429,9 +427,17 @@ def test_pandas_inputs_are_paired_by_index_and_named():
 
 
 # -- refusals -------------------------------------------------------------------------------------
+def test_seed_without_draws_is_accepted():
+    """A script that seeds every test may seed this one too (issue 32): the gamma null draws
+    nothing, so the seed changes nothing and the result says so (0.2 refused it)."""
+    x, y, z = _data(14, 30)
+    res = ci(x, y, z, rng=1)
+    assert res.pvalue == ci(x, y, z).pvalue
+    assert any("nothing was drawn" in n for n in res.notes)
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(method="permutation"), ValueError, "needs permutations that keep the conditional"),
-    (dict(rng=1), ValueError, "with no random draws: `rng`"),
     (dict(statistic="split", strata=np.zeros(30)), ValueError, "permutations within strata"),
     (dict(kernel_x="precomputed"), ValueError, "precomputed Gram matrices are not supported"),
     (dict(lam=-1.0), ValueError, "`lam` must be a positive number"),
@@ -440,6 +446,9 @@ def test_pandas_inputs_are_paired_by_index_and_named():
     (dict(criterion="aic"), ValueError, "`criterion` must be one of"),
     (dict(bandwidth_z=[1.0, 1.0]), ValueError, "distinct positive numbers"),
     (dict(bandwidth_z="wide"), ValueError, "`bandwidth_z` must be"),
+    # issue 32: an empty grid is refused (it was read as "auto"), as `lam=[]` is
+    (dict(bandwidth_z=[]), ValueError, "`bandwidth_z` must be"),
+    (dict(bandwidth_z=np.array([])), ValueError, "`bandwidth_z` must be"),
     (dict(split_size=0.5), ValueError, "`split_size` configures statistic='split'"),
     (dict(statistic="split", split_size=1.5), ValueError, "`split` must be a fraction"),
     (dict(method="gamma", n_resamples=99), ValueError, "`n_resamples` do(es) not apply"),
@@ -449,6 +458,36 @@ def test_refusals(kwargs, error, match):
     x, y, z = _data(14, 30)
     with pytest.raises(error, match=match.replace("(", r"\(").replace(")", r"\)")):
         ci(x, y, z, **kwargs)
+
+
+def test_a_seed_is_accepted_where_nothing_is_drawn():
+    """Issue 32: a seed with the gamma null (which draws nothing) was refused ("`rng`
+    do(es) not apply"); it is accepted, and the result says nothing was drawn."""
+    x, y, z = _data(14, 30)
+    seeded, plain = ci(x, y, z, rng=0), ci(x, y, z)
+    assert seeded.pvalue == plain.pvalue and seeded.statistic == plain.statistic
+    note = "a seed (`rng`) was given, but method='gamma' draws nothing"
+    assert any(n.startswith(note) for n in seeded.notes)
+    assert note in str(seeded) and not any("draws nothing" in n for n in plain.notes)
+    with pytest.raises(ValueError, match="`n_resamples` do"):
+        ci(x, y, z, rng=0, n_resamples=99)
+
+
+@pytest.mark.parametrize("method", ["gamma", "normal"])
+def test_a_seed_is_accepted_by_the_other_nulls_that_draw_nothing(method):
+    gen = np.random.default_rng(3)
+    x, y = gen.normal(size=(40, 1)), gen.normal(size=(40, 1))
+    stat = "block" if method == "normal" else None
+    seeded = kmtests.two_sample_test(x, y, method=method, statistic=stat, rng=5)
+    assert seeded.pvalue == kmtests.two_sample_test(x, y, method=method,
+                                                    statistic=stat).pvalue
+    assert any("draws nothing" in n for n in seeded.notes)
+
+
+def test_a_bandwidth_z_grid_as_an_array_is_the_list():
+    x, y, z = _data(14, 30)
+    a = ci(x, y, z, bandwidth_z=np.array([0.5, 1.0]))
+    assert a.pvalue == ci(x, y, z, bandwidth_z=[0.5, 1.0]).pvalue
 
 
 def test_sizes_are_checked():

@@ -69,9 +69,15 @@ def test_strata_for_independence_test_within_strata():
 def test_restricted_schemes_refuse_the_approximate_nulls_and_mismatched_blocks():
     gen = np.random.default_rng(2)
     x, y = gen.normal(size=40), gen.normal(size=40)
-    for method in ("gamma", "wild"):
-        with pytest.raises(ValueError, match="restrict the permutations"):
-            kmtests.independence_test(x, y, blocks=5, method=method)
+    with pytest.raises(ValueError, match="restrict the permutations"):
+        kmtests.independence_test(x, y, blocks=5, method="gamma")
+    with pytest.raises(ValueError, match="restrict the permutations"):
+        kmtests.independence_test(x, y, strata=np.arange(40) % 4, method="wild")
+    # blocks declare a time series: the wild bootstrap's own AR multipliers replace them,
+    # and independent multipliers are refused there
+    with pytest.raises(ValueError, match="declares a time series"):
+        kmtests.independence_test(x, y, blocks=5,
+                                  method=kmtests.null.WildBootstrap(process="rademacher"))
     with pytest.raises(ValueError, match="`blocks` must divide both sample sizes"):
         kmtests.two_sample_test(x, y[:35], blocks=10)
     with pytest.raises(ValueError, match="give `strata` or `blocks`, not both"):
@@ -94,7 +100,8 @@ def test_block_permutations_keep_the_level_on_autocorrelated_series():
     plain = blocks = 0
     for i in range(reps):
         a, b = _ar1(gen, 200, 0.8), _ar1(gen, 200, 0.8)
-        plain += kmtests.independence_test(a, b, n_resamples=99, rng=i).pvalue <= alpha
+        with pytest.warns(kmtests.SerialDependenceWarning, match="blocks='auto'"):
+            plain += kmtests.independence_test(a, b, n_resamples=99, rng=i).pvalue <= alpha
         blocks += kmtests.independence_test(a, b, blocks=20, n_resamples=99,
                                             rng=i).pvalue <= alpha
     hi = stats.binom.ppf(0.995, reps, alpha)

@@ -25,7 +25,7 @@ import kmtests
 from kmtests.engines import ENGINES
 from kmtests.kernels import Gaussian
 
-KERNELS = ["gaussian", "laplacian", "ard", "linear", "distance"]
+KERNELS = ["gaussian", "laplacian", "imq", "ard", "linear", "distance"]
 TWO_SAMPLE_ENGINES = [name for name, cls in ENGINES.items() if "split" in cls.schemes]
 PAIRING_ENGINES = [name for name, cls in ENGINES.items() if "pairing" in cls.schemes]
 OFFSETS = [1e8, 1e12]

@@ -144,7 +144,7 @@ def test_nystrom_fkmse_is_exact_by_enumeration_small():
 INDEPENDENCE_CASES = [
     # (id, test, options, seed of the data; what 2a93917 gave on these data)
     ("mmdagg", AGG_I, GRID, 7),                          # 0.2: 37 of 720 at p <= 0.05
-    ("fuse", AGG_I, dict(GRID, method="fuse"), 7),       # 0.2: 22 of 720, 431 distinct p
+    ("fuse", AGG_I, dict(GRID, combination="fuse"), 7),       # 0.2: 22 of 720, 431 distinct p
     ("nocco-grid", HSIC, dict(statistic="regularized", lam="auto"), 0),  # 0.2: 30 of 720
     ("nystrom", HSIC, dict(engine="nystrom", n_features=3), 6),          # 0.2: 56 of 720
     ("rff", HSIC, dict(engine="rff", n_features=3), 3),                  # 0.2: 38 of 720
@@ -182,7 +182,7 @@ TWO_SAMPLE_CASES = [
     ("nystrom-5-5", MMD, dict(engine="nystrom", n_features=3), 5),  # 0.2: a level exceeded by 6
     ("rff-5-5", MMD, dict(engine="rff", n_features=3), 5),
     ("mmdagg-5-5", AGG_T, dict(bandwidths=3), 5),
-    ("fuse-5-5", AGG_T, dict(bandwidths=3, method="fuse"), 5),
+    ("fuse-5-5", AGG_T, dict(bandwidths=3, combination="fuse"), 5),
     ("nystrom-4-6", MMD, dict(engine="nystrom", n_features=3), 4),  # 0.2: exceeded by 7
     ("rff-4-6", MMD, dict(engine="rff", n_features=3), 4),
     ("mmdagg-nystrom-4-6", AGG_T, dict(bandwidths=2, engine="nystrom", n_features=3), 4),

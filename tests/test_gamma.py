@@ -83,6 +83,20 @@ def test_gamma_refused_where_useless(rng):
         kmtests.two_sample_test(a, b, statistic="biased", method=ASYMPTOTIC)
 
 
+@pytest.mark.parametrize("estimator", ["mkme", "mmkme"])
+def test_gamma_refuses_the_marginalized_estimators(rng, estimator):
+    """Issue 32: the gamma approximation is for the KME statistics (docs/user_guide/gamma);
+    the marginalized estimators were accepted by the two-sample and k-sample tests."""
+    x, y, w = rng.normal(size=(20, 2)), rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
+    with pytest.raises(ValueError, match=rf"computes kMMD\^2_b\[{estimator}\]: use "
+                       "estimator='kme', or method='permutation'"):
+        kmtests.k_sample_test(x, y, w, method="gamma", estimator=estimator)
+    with pytest.raises(ValueError, match=rf"MMD\^2_b\[{estimator}\]: use estimator='kme'"):
+        kmtests.two_sample_test(x, y, method="gamma", estimator=estimator)
+    with pytest.raises(ValueError, match=rf"HSIC_b\[{estimator}\]: use estimator='kme'"):
+        kmtests.independence_test(x, y, method="gamma", estimator=estimator)
+
+
 def test_gamma_warns_where_inaccurate(rng):
     """n = 10, d = 1: variance ratio ~0.5, 8.2% at a nominal 5% (measured)."""
     x, y = rng.normal(size=10), rng.normal(size=10)

@@ -119,7 +119,7 @@ def _poly_features(x: np.ndarray, p: int, c: float) -> np.ndarray:
     parts = [np.full((x.shape[0], 1), c ** (p / 2))]
     coefs = {1: [1.0], 2: [2.0 * c, 1.0], 3: [3.0 * c * c, 3.0 * c, 1.0]}[p]
     t = np.ones((x.shape[0], 1))
-    for j, coef in enumerate(coefs, start=1):
+    for coef in coefs:
         t = np.einsum("ni,nj->nij", t, x).reshape(x.shape[0], -1)
         parts.append(np.sqrt(coef) * t)
     return np.concatenate(parts, axis=1)
@@ -185,11 +185,11 @@ def test_rbf_is_stable_in_high_dimension():
     want = float(np.sum(P.weights**2 * np.exp(-0.5 * np.array(logdets))))
     assert 0.0 < want < 1e-100
     np.testing.assert_allclose(nrm, want, rtol=1e-8)
-    for kern in (kern, Gaussian(bandwidth=500.0)):
-        m = P.kernel_mean(x, kern)
+    for k in (kern, Gaussian(bandwidth=500.0)):
+        m = P.kernel_mean(x, k)
         assert np.all(np.isfinite(m)) and np.all(m >= 0.0)
-        assert 0.0 <= P.kernel_mean_norm2(kern) <= 1.0
-        assert P.kme_risk(kern, 20) >= 0.0
+        assert 0.0 <= P.kernel_mean_norm2(k) <= 1.0
+        assert P.kme_risk(k, 20) >= 0.0
 
 
 # -- smoothed (marginalized) embeddings ------------------------------------------------

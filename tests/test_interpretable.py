@@ -140,8 +140,10 @@ def test_two_sample_statistic_on_the_test_pairs(kind):
     order = gen.permutation(150)
     te = np.sort(order[75:])
     bw = res.bandwidths["kernel"]
+    # the SCF's window is centred at the training pairs' mean (issue 32)
+    o = res.details.get("frequency_origin", 0.0)
     Z = (me_features(x[te], y[te], loc, bw ** 2) if kind == "me"
-         else scf_features(x[te], y[te], loc, bw))
+         else scf_features(x[te] - o, y[te] - o, loc, bw))
     lam, rank = hotelling(Z, ddof=1)
     assert res.statistic == pytest.approx(float(lam), rel=1e-9)
     df = 3 if kind == "me" else 6
@@ -209,10 +211,52 @@ def test_me_witness_and_pictures():
         scf.witness(x)
 
 
+@pytest.mark.parametrize("kind", ["me", "scf"])
+def test_unequal_sizes_are_subsampled_with_the_seed(kind):
+    """Issue 32: unbalanced data were refused ("same size"); the larger sample is
+    subsampled at random by `rng` (its own child generator), and the report says so."""
+    x, y = _gmd(40, 2, 1.0, 8)
+    res = two_sample_test(x, y[:30], statistic=kind, n_locations=2, rng=3,
+                          method="asymptotic")
+    assert res.sizes["n_x"] + res.sizes["training pairs"] == 30
+    note = [n for n in res.notes if "were drawn at random" in n]
+    assert note and "30 of the 40 observations of x" in note[0]
+    assert "30 of the 40 observations of x" in " ".join(str(res).split())
+    swapped = two_sample_test(x[:30], y, statistic=kind, n_locations=2, rng=3,
+                              method="asymptotic")
+    assert any("observations of y were drawn" in n for n in swapped.notes)
+    # the subsample is the "subsample" child of the seed: the pairs it keeps
+    from kmtests._rng import child
+
+    keep = np.sort(child(3, "subsample").choice(40, size=30, replace=False))
+    same = two_sample_test(x[keep], y[:30], statistic=kind, n_locations=2, rng=3,
+                           method="asymptotic")
+    assert same.statistic == res.statistic and same.pvalue == res.pvalue
+    assert not any("were drawn at random" in n for n in same.notes)  # equal sizes
+
+
+def test_me_witness_plot_marks_the_locations_in_every_panel():
+    """Issue 32: with more than two columns the witness is drawn feature by feature; the
+    learned locations are marked in each panel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x, y = _gmd(100, 3, 1.0, 9)
+    res = two_sample_test(x, y, statistic="me", n_locations=2, rng=1, method="asymptotic")
+    axs = res.plot_witness()
+    loc = res.details["locations"]
+    for j, ax in enumerate(axs):
+        stars = [c for c in ax.collections if len(c.get_offsets()) == 2]
+        assert len(stars) == 1
+        np.testing.assert_allclose(np.sort(stars[0].get_offsets()[:, 0]), np.sort(loc[:, j]))
+        assert "learned test locations" in ax.get_legend_handles_labels()[1] or j > 0
+    plt.close("all")
+
+
 def test_refusals():
     x, y = _gmd(60, 2, 0.0, 1)
-    with pytest.raises(ValueError, match="same size"):
-        two_sample_test(x, y[:50], statistic="me")
     with pytest.raises(ValueError, match="Gaussian kernel"):
         two_sample_test(x, y, statistic="me", kernel="laplacian")
     with pytest.raises(ValueError, match="estimator='kme'"):
@@ -227,6 +271,58 @@ def test_refusals():
         two_sample_test(x, y, method="asymptotic")
     with pytest.raises(ValueError, match="`n_locations` configures"):
         independence_test(x, y, n_locations=2)
+
+
+# -- invariance to the data's origin and units (issue 32) -------------------------------------
+def _shift_scale_data(seed):
+    gen = np.random.default_rng(seed)
+    x, y = gen.normal(size=(40, 2)), gen.normal(size=(40, 2))
+    y[:, 0] += 1.5
+    return x, y
+
+
+def test_me_and_scf_at_the_issues_offsets_and_scales():
+    """Before: ME p 0.0003 -> 0.011 at offset 1e8 and -> 1 at scale 1e-8; SCF p -> 1 (or
+    nan) at offset 1e8: the locations were learned in the data's own coordinates."""
+    x, y = _shift_scale_data(1)
+    for kind in ("me", "scf"):
+        p = [two_sample_test(a * x + b, a * y + b, statistic=kind, n_locations=2, rng=1,
+                             method="asymptotic").pvalue
+             for a, b in ((1.0, 0.0), (1.0, 1e8), (1e-8, 0.0))]
+        assert p[0] < 1e-6
+        np.testing.assert_allclose(p, p[0], rtol=1e-3)
+
+
+hyp = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["me", "scf"])
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 3),
+       offset=st.one_of(st.sampled_from([0.0, 1e8, -1e8]), st.floats(-1e8, 1e8)),
+       log_scale=st.floats(-8.0, 8.0))
+def test_me_and_scf_are_invariant_to_shift_and_scale(kind, seed, offset, log_scale):
+    """The p-value of ``a (x + b)`` is that of ``x`` for offsets ``|b| <= 1e8`` and scales
+    ``a`` in ``[1e-8, 1e8]``, to the optimiser's tolerance (L-BFGS-B stops when the
+    criterion gains less than ~1e-9 of itself: 1e-4 relative in the p-value; measured
+    here at most 5e-4). Data are rounded at ``1e-8`` of their spread at offset 1e8, and
+    the training is a non-convex optimisation: on weaker signals than these, a
+    perturbation of the data of that size (or of 1e-16) can move it to another local
+    optimum (SCF, n = 100, shift 0.5: 2 of 10 data sets)."""
+    x, y = _shift_scale_data(seed)
+    a = 10.0 ** log_scale
+    base = two_sample_test(x, y, statistic=kind, n_locations=2, rng=1, method="asymptotic")
+    moved = two_sample_test(a * (x + offset), a * (y + offset), statistic=kind,
+                            n_locations=2, rng=1, method="asymptotic")
+    assert moved.pvalue == pytest.approx(base.pvalue, rel=1e-3)
+    assert moved.bandwidths["kernel"] == pytest.approx(a * base.bandwidths["kernel"],
+                                                       rel=1e-2)
+    if kind == "me":  # the learned locations move with the data
+        np.testing.assert_allclose(moved.details["locations"] / a - offset,
+                                   base.details["locations"], atol=1e-2)
 
 
 def test_fixed_width_is_kept():

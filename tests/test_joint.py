@@ -267,7 +267,7 @@ def test_gamma_mean_uses_the_diagonal(rng):
     (lambda x: joint_independence_test(x, x, method="wild"), ValueError,
      "`method` must be one of 'bootstrap', 'gamma', 'permutation'"),
     (lambda x: joint_independence_test(x, x, method="gamma", n_resamples=99), ValueError,
-     r"method='gamma' draws nothing: `n_resamples`"),
+     r"method='gamma' has no permutations: `n_resamples`"),
     (lambda x: joint_independence_test(x[:9], x[:9], x[:9], method="gamma"), ValueError,
      r"at least 4d - 2 = 10 observations for 3 variables.*got 9"),
     (lambda x: joint_independence_test(x, x, method=kmtests.GammaMethod()), ValueError,
@@ -329,9 +329,9 @@ def test_report_names_the_level(rng):
         assert res.to_dict()["level"] == level
         assert set(res.bandwidths) == {"x1", "x2", "x3"}
     assert "gamma_shape" in str(gam.summary())
-    assert boot.conf_int()[0] <= boot.pvalue <= boot.conf_int()[1]
+    assert boot.pvalue_interval()[0] <= boot.pvalue <= boot.pvalue_interval()[1]
     with pytest.raises(NotImplementedError):
-        gam.conf_int()
+        gam.pvalue_interval()
 
 
 # -- level and power (slow) -----------------------------------------------------------------
@@ -460,7 +460,6 @@ def test_cli_joint(xor_csv, capsys):
     (["--columns", "a+b,b"], "each column can be in one variable only; ['b']"),
     (["--columns", "a,b", "--bandwidths", "1,2,3"],
      "--bandwidths must be one value for all variables or one per variable (2); got 3"),
-    (["--method", "gamma", "--seed", "3"], "--method gamma draws nothing: --seed"),
     (["--columns", "a,e"], "unknown column(s) ['e']"),
 ])
 def test_cli_joint_errors(xor_csv, capsys, argv, message):
@@ -470,3 +469,13 @@ def test_cli_joint_errors(xor_csv, capsys, argv, message):
     assert main(["joint", str(path), *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_cli_seed_with_a_null_that_draws_nothing(xor_csv, capsys):
+    """--seed with --method gamma is accepted (a script seeds every test; issue 32) and the
+    report says nothing was drawn (0.2 refused it)."""
+    from kmtests.cli import main
+
+    path, _ = xor_csv
+    assert main(["joint", str(path), "--method", "gamma", "--seed", "3"]) == 0
+    assert "nothing was drawn" in " ".join(capsys.readouterr().out.split())

@@ -196,6 +196,12 @@ def test_sample_names():
     gen = np.random.default_rng(3)
     a, b, c = (gen.normal(size=(8, 1)) for _ in range(3))
     res = kmtests.k_sample_test(a, b, c, n_resamples=19, rng=1, sample_names=["ctl", "lo", "hi"])
+    # issue 32: the names are in the report and the summary, not only in the pairwise table
+    assert res.data_name == "ctl, lo and hi"
+    assert "data:  ctl, lo and hi" in str(res) and "ctl, lo and hi" in str(res.summary())
+    named = kmtests.k_sample_test(a, b, c, n_resamples=19, rng=1, data_name="doses",
+                                  sample_names=["ctl", "lo", "hi"])
+    assert named.data_name == "doses" and named.pvalue == res.pvalue
     assert list(res.pairwise()["sample_a"]) == ["ctl", "ctl", "lo"]
     s = [pd.Series(v.ravel(), name=f"s{i}") for i, v in enumerate((a, b, c))]
     assert kmtests.k_sample_test(*s, n_resamples=19, rng=1).samples == ("s0", "s1", "s2")

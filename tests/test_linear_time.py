@@ -170,7 +170,7 @@ def test_result_has_no_permutations(engine):
     assert res.statistic_name == {"block": "MMD^2_block", "linear": "MMD^2_l"}[engine]
     assert res.null_distribution is None and res.n_resamples is None and res.count is None
     with pytest.raises(NotImplementedError, match="Monte Carlo"):
-        res.conf_int()
+        res.pvalue_interval()
     json.dumps(res.to_dict())
     frame = res.summary_frame()
     assert frame["method"].iloc[0] == "normal" and np.isnan(frame["pvalue_lower"].iloc[0])
@@ -197,7 +197,7 @@ def test_summary_says_engine_statistic_and_blocks():
 
 # -- errors -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("engine", ["block", "linear"])
-@pytest.mark.parametrize("opt", [dict(n_resamples=99), dict(rng=1), dict(batch=10),
+@pytest.mark.parametrize("opt", [dict(n_resamples=99), dict(batch=10),
                                  dict(progress=True), dict(n_jobs=1)])
 def test_permutation_options_are_refused(engine, opt):
     x, y = _data(50)
@@ -206,6 +206,16 @@ def test_permutation_options_are_refused(engine, opt):
         two_sample_test(x, y, engine=engine, **opt)
     with pytest.raises(ValueError, match=f"`{name}`.*not apply"):
         two_sample_test(x, y, engine=engine, method="normal", **opt)
+
+
+@pytest.mark.parametrize("engine", ["block", "linear"])
+def test_a_seed_is_accepted_and_the_report_says_nothing_was_drawn(engine):
+    """A script seeds every test (issue 32): the normal null draws nothing, so `rng` is
+    accepted (0.2 refused it), changes nothing, and the notes say so."""
+    x, y = _data(50)
+    res = two_sample_test(x, y, engine=engine, rng=1)
+    assert res.pvalue == two_sample_test(x, y, engine=engine).pvalue
+    assert any("nothing was drawn" in n for n in res.notes)
 
 
 @pytest.mark.parametrize("engine", ["block", "linear"])

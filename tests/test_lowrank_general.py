@@ -197,6 +197,7 @@ def _rejections(reps: int, seed: int, **kw) -> int:
     return rej
 
 
+@pytest.mark.slow  # a level study: 300 tests
 def test_level_nystrom_fkmse_pooled():
     _rejections(300, 21, estimator="fkmse", engine="nystrom", n_features=8, tuning="pooled")
 

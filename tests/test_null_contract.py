@@ -12,11 +12,13 @@ contract fails here.
     (3 then 7 rows are the 10 rows of one draw).
 (b) Applicability: every method against every statistic/engine combination the faces
     build either applies (a p-value in (0, 1]) or is refused with a ``ValueError``
-    before any Gram matrix, tile or feature map is built. Which cells apply is stated
-    here from the documented rules (permutation: every statistic but the linear-time
-    ones; gamma: MMD^2_b, HSIC_b with the KME in memory; normal: the linear-time
-    statistics only; wild: MMD^2_u, MMD^2_b, HSIC_b with the KME in memory), so a
-    method that starts to apply, or stops, where it should not fails the table.
+    before any Gram matrix, tile or feature map is built. Which cells apply is derived
+    from what the methods declare (``needs``, ``draws``), what the statistics offer on
+    each engine and what the problems keep (``draws_kept``, ``null_methods``), with a
+    short explicit list: the null laws of the kernel forms (gamma: MMD^2_b, HSIC_b with
+    the KME, KCI; wild: MMD^2_u, MMD^2_b, HSIC_b with the KME, KCI; chi2: HSIC_b, KCI)
+    and the conditional cells' lack of strata. A method that starts to apply, or
+    stops, where its declarations say otherwise fails the table.
 (c) Reproducibility: a seeded method gives the same p-value (and null distribution)
     for every `batch` on one thread, on two threads, and across runs.
 """
@@ -169,32 +171,69 @@ def statistic_runs(problem, stat, engine):
     return engine == "exact" or uniform_kme or spectral_lowrank
 
 
+#: the null laws of the kernel forms (kmtests/statistics/forms.py): the statistics of this
+#: table whose form has each law. These, and the problems' rules, are the only explicit
+#: part of the table: the rest is derived from what the methods need and draw, what the
+#: statistics offer on each engine and what the problems keep
+FORM_LAWS = {"gamma": {"MMD_b[kme]", "HSIC_b[kme]", "KCI", "SplitKCI"},
+             "wild": {"MMD_u[kme]", "MMD_b[kme]", "HSIC_b[kme]", "KCI"},
+             "chi2": {"HSIC_b[kme]", "KCI", "SplitKCI"}}
+#: the problem classes of the table's problems
+PROBLEMS = {"two_sample": "kmtests.problems.data.TwoSampleProblem",
+            "independence": "kmtests.problems.data.IndependenceProblem",
+            "conditional": "kmtests.problems.conditional.ConditionalProblem",
+            "joint": "kmtests.problems.joint.JointProblem"}
+
+
+def _problem_class(problem):
+    import importlib
+
+    module, _, name = PROBLEMS[problem].rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _offers(problem, stat, engine):
+    """What the statistic of a cell offers the null methods on its engine (the plan the face
+    builds, nothing computed)."""
+    from kmtests import _plan
+
+    gen = np.random.default_rng(4)
+    if problem == "conditional":
+        face, data, kw = (kmtests.conditional_independence_test,
+                          tuple(gen.normal(size=(30, 1)) for _ in range(3)),
+                          dict(OTHER_STATISTICS[problem][stat]))
+    elif problem == "joint":
+        face, data, kw = (kmtests.joint_independence_test,
+                          tuple(gen.normal(size=(20, 1)) for _ in range(3)), {})
+    elif problem == "two_sample":
+        face, data = kmtests.two_sample_test, (gen.normal(size=(10, 2)),) * 2
+        kw = (dict(engine=stat) if stat in LINEAR_TIME
+              else dict(TWO_SAMPLE_STATISTICS[stat], engine=engine))
+    else:
+        face, data = kmtests.independence_test, (gen.normal(size=(12, 1)),) * 2
+        kw = dict(INDEPENDENCE_STATISTICS[stat], engine=engine)
+    if engine in ("nystrom", "rff"):
+        kw["n_features"] = 5
+    plan = _plan.plan_of(face, *data, **kw)
+    return plan.statistic.offers(plan.engine)
+
+
 def method_applies(method, problem, stat, engine):
-    """The documented applicability of each registered method."""
+    """Derived: the statistic runs on the engine, the problem keeps what the method draws,
+    the statistic offers what it needs, and its kernel form has the method's null law."""
     if not statistic_runs(problem, stat, engine):
         return False
-    if problem == "conditional":  # no permutation keeps the conditional null (no strata)
-        # the wild bootstrap of SplitKCI is refused (it did not keep the level)
-        return method in ("gamma", "chi2") or (method == "wild" and stat != "SplitKCI")
-    if problem == "joint":
-        return method in ("permutation", "bootstrap", "gamma")
-    if method == "bootstrap":  # the joint test's bootstrap
+    cls = _method_class(method, problem)
+    pcls = _problem_class(problem)
+    if pcls.null_methods is not None and method not in pcls.null_methods:
         return False
-    if method == "asymptotic":
-        return stat in LEARNED
-    if stat in LEARNED:
-        return method == "permutation"
-    if method == "chi2":
-        return engine == "exact" and stat == "HSIC_b[kme]"
-    if method == "permutation":
-        return stat not in LINEAR_TIME
-    if method == "normal":
-        return stat in LINEAR_TIME
-    if method == "gamma":
-        return engine == "exact" and stat in ("MMD_b[kme]", "HSIC_b[kme]")
-    if method == "wild":
-        return engine == "exact" and stat in ("MMD_u[kme]", "MMD_b[kme]", "HSIC_b[kme]")
-    raise AssertionError(f"method {method!r} is registered but not in the contract table")
+    if cls.draws not in pcls.draws_kept or cls.draws == "samples":  # no model to draw from
+        return False
+    if problem == "conditional" and cls.draws == "arrangements":  # these cells: no strata
+        return False
+    if cls.needs not in _offers(problem, stat, engine):
+        return False
+    return stat in FORM_LAWS[method] if cls.needs == "kernel_form" else True
 
 
 def _method_class(name, problem):
@@ -278,8 +317,13 @@ def test_method_applies_or_is_refused_before_any_gram(problem, stat, engine, met
             _run(problem, stat, engine, **given)
 
 
+#: methods whose cells that apply are problems of the tests (the Monte Carlo null: the
+#: one-sample problem of tests/test_one_sample_problem.py, which checks it the same way)
+ELSEWHERE = {"monte_carlo"}
+
+
 def test_the_table_has_cells_of_both_kinds_for_every_method():
-    for name in METHODS:
+    for name in set(METHODS) - ELSEWHERE:
         outcomes = {method_applies(name, *cell) for cell in CELLS}
         assert outcomes == {True, False}, name
 
@@ -291,7 +335,7 @@ REPRO = [("two_sample", "MMD_u[kme]", "exact"), ("two_sample", "MMD_b[kme]", "ex
          ("two_sample", "ME", "exact"), ("independence", "NFSIC", "exact")]
 
 
-@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("method", sorted(set(METHODS) - ELSEWHERE))
 def test_seeded_pvalue_is_the_same_for_every_batch_thread_count_and_run(method):
     cls = METHODS[method]
     cells = [c for c in REPRO if method_applies(method, *c)]
@@ -345,8 +389,10 @@ AGGREGATED = {
 @pytest.mark.parametrize("problem", sorted(AGGREGATED))
 def test_aggregated_faces_take_permutations_and_refuse_other_methods_before_any_gram(
         problem, method, monkeypatch):
-    """The aggregated tests take ``null=PermutationMethod(...)``; any other method object is
-    refused (a TypeError: the argument has the wrong type) before a kernel matrix exists."""
+    """The aggregated tests take any null method whose needs their combination meets (the
+    value of every member on every arrangement: the permutations); any other method, as a
+    name or an object, is refused by its own check (a ValueError) before a kernel matrix
+    exists."""
     gen = np.random.default_rng(8)
     x, y = gen.normal(size=(10, 2)), gen.normal(size=(10, 2))
     if method == "permutation":
@@ -358,15 +404,17 @@ def test_aggregated_faces_take_permutations_and_refuse_other_methods_before_any_
         raise GramBuilt("a kernel matrix was built before the refusal")
 
     monkeypatch.setattr(Kernel, "centred_gram", boom)
-    with pytest.raises(TypeError, match="PermutationMethod"):
+    with pytest.raises(ValueError, match=f"method={method!r}|method '{method}'"):
         AGGREGATED[problem](x, y, null=_method_object(method))
+    with pytest.raises(ValueError, match=f"method={method!r}|method '{method}'"):
+        AGGREGATED[problem](x, y, method=method, **_method_keywords(method))
 
 
 @pytest.mark.parametrize("combination", ["mmdagg", "fuse"])
 def test_aggregated_seeded_pvalue_is_the_same_for_every_batch(combination):
     gen = np.random.default_rng(9)
     x, y = gen.normal(size=(14, 1)), gen.normal(size=(14, 2))
-    runs = [AGGREGATED["independence"](x, y, method=combination, n_resamples=250, rng=4,
+    runs = [AGGREGATED["independence"](x, y, combination=combination, n_resamples=250, rng=4,
                                        n_jobs=1, batch=batch) for batch in (None, 1, 9, 250)]
     for res in runs[1:]:
         assert res.pvalue == runs[0].pvalue and res.statistic == runs[0].statistic

@@ -29,7 +29,8 @@ import kmtests
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the files the build reads (MANIFEST.in says what the sdist keeps)
-SOURCES = ["kmtests", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "CHANGELOG.md"]
+SOURCES = ["kmtests", "pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "CHANGELOG.md",
+           "tests", "docs"]
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +52,7 @@ def dist(tmp_path_factory) -> Path:
     for name in SOURCES:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, src / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_build"))
         else:
             shutil.copy2(ROOT / name, src / name)
     out = tmp / "dist"
@@ -104,8 +105,9 @@ def test_the_wheel_holds_the_package_its_data_and_license(dist):
 
 
 def test_the_sdist_holds_what_builds_the_package(dist):
-    """The sdist builds and installs kmtests (the wheel above was built from it); the
-    test-suite, docs and benchmarks read one another and stay in the repository."""
+    """The sdist builds and installs kmtests (the wheel above was built from it) and
+    carries the test-suite and the documentation sources (issue 32); the benchmarks and
+    the CI script stay in the repository."""
     sdist = _one(dist, "kmtests-*.tar.gz")
     top = f"kmtests-{kmtests.__version__}"
     with tarfile.open(sdist) as t:
@@ -114,7 +116,11 @@ def test_the_sdist_holds_what_builds_the_package(dist):
                    "kmtests/py.typed", "kmtests/datasets/data/eckerle4.csv"):
         assert needed in names, needed
     assert sdist.name == f"{top}.tar.gz"
-    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "docs/", ".ci/"))]
+    assert not [n for n in names if n.startswith(("benchmarks/", ".ci/", "docs/_build/"))]
+    for needed in ("tests/conftest.py", "tests/test_packaging.py", "docs/conf.py",
+                   "docs/index.rst", "docs/user_guide/where.rst"):
+        assert needed in names, needed
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi"))]
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +198,49 @@ def test_a_test_on_csv_files_through_the_console_script(venv, tmp_path):
     assert (bad.returncode, bad.stdout) == (2, "")
     assert bad.stderr == ("kmtests: error: --filter configures --statistic regularized; with "
                           "--statistic unbiased it would be ignored.\n")
+
+
+# -- the README's two commands in one checkout (issue 32) -----------------------------------
+def _readme_commands() -> list[str]:
+    """The README's shell commands, in order (the first and the test command)."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    return [lines[i + 1] for i, line in enumerate(lines) if line == "```sh"]
+
+
+def test_the_readme_commands_in_order_in_one_checkout(tmp_path):
+    """The README's first command (a regular install and the demo, whose HSIC test
+    compiles the numba kernel and caches it), then an editable install over it in the
+    same checkout: ``kmtests --version`` still works from another folder. Before, numba
+    wrote its cache into ``site-packages/kmtests/engines/__pycache__``; ``pip install -e``
+    uninstalled the wheel by its RECORD and left that folder, which Python then imported
+    as an empty namespace package shadowing the editable install (ImportError)."""
+    first = _readme_commands()[0]
+    assert first == "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/kmtests demo"
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, checkout / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(ROOT / name, checkout / name)
+    env = _clean_env()
+    env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")  # numba's per-user cache, here
+    demo = _run(["bash", "-c", first], cwd=checkout, env=env)
+    assert "data:  wavelength x and transmittance y" in demo.stdout
+    site = _run([checkout / ".venv" / "bin" / "python", "-c",
+                 "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                cwd=tmp_path, env=env).stdout.strip()
+    # the demo's compiled kernel went to the user's cache, not into the installed package
+    assert not list(Path(site).glob("kmtests/**/*.nbi"))
+    assert list((tmp_path / "user-cache" / "numba").rglob("_jit_hsic.pair_sums-*.nbi"))
+    _run([checkout / ".venv" / "bin" / "pip", "install", "-q", "-e", "."], cwd=checkout,
+         env=env)
+    assert not (Path(site) / "kmtests").exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = _run([checkout / ".venv" / "bin" / "kmtests", "--version"], cwd=elsewhere, env=env)
+    assert proc.stdout == f"kmtests {kmtests.__version__}\n"
+    proc = _run([checkout / ".venv" / "bin" / "python", "-c",
+                 "import kmtests; print(kmtests.__file__)"], cwd=elsewhere, env=env)
+    assert Path(proc.stdout.strip()) == checkout / "kmtests" / "__init__.py"

@@ -322,7 +322,7 @@ def test_power_curve_compares_tests_on_the_same_data_and_permutations():
     np.testing.assert_array_equal(a, b)
     # and each row is the test re-run on the scenario's data with the task's seeds
     from kmtests.datasets import get_scenario
-    from kmtests.power import _task_seed
+    from kmtests.studies.power import _task_seed
 
     root = np.random.SeedSequence(3)
     data_seed, perm_seed = _task_seed(root, 12, 0.8, 2).spawn(2)
@@ -362,7 +362,7 @@ def test_block_and_linear_engines_run_without_permutation_options():
     and `rng`; the study passes them none and records the null of each row."""
     import kmtests
     from kmtests.datasets import get_scenario
-    from kmtests.power import _task_seed
+    from kmtests.studies.power import _task_seed
 
     tests = {"MMD": {}, "B-test": {"engine": "block"}, "linear": {"engine": "linear"}}
     res = power_curve("mean_shift", tests=tests, sample_sizes=[20], effects=[1.0],

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kmtests import cli as _cli
-from kmtests._checkpoint import _crc
+from kmtests.studies._checkpoint import _crc
 from kmtests.power import CheckpointError, power_curve
 
 KW = dict(sample_sizes=[8], effects=[0.5], repetitions=2, n_resamples=19)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kmtests
-from kmtests._checkpoint import canonical
+from kmtests.studies._checkpoint import canonical
 from kmtests.datasets import Scenario, perturbed_uniform
 from kmtests.power import CheckpointError, power_curve
 
@@ -184,7 +184,7 @@ def test_recursive_functions_are_described():
 _DESCRIBE = """
 import json, sys
 sys.path.insert(0, {root!r})
-from kmtests._checkpoint import canonical
+from kmtests.studies._checkpoint import canonical
 from tests.test_power_checkpoint_identity import _with_a_frozenset
 print(json.dumps(canonical(_with_a_frozenset), sort_keys=True))
 """

@@ -73,7 +73,7 @@ def test_a_checkpoint_through_a_symlink_keeps_the_link(tmp_path):
 
 # -- (b) outputs ------------------------------------------------------------------------------
 def test_output_modes(tmp_path):
-    from kmtests._checkpoint import output_mode
+    from kmtests.studies._checkpoint import output_mode
 
     regular, link, fifo = tmp_path / "r.csv", tmp_path / "l.csv", tmp_path / "f"
     regular.write_text("x")
@@ -91,7 +91,7 @@ def test_output_modes(tmp_path):
 
 
 def test_write_output_keeps_links_and_writes_fifos_through(tmp_path):
-    from kmtests._checkpoint import write_output
+    from kmtests.studies._checkpoint import write_output
 
     regular, link, fifo = tmp_path / "r.csv", tmp_path / "l.csv", tmp_path / "f"
     regular.write_text("old")

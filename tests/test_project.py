@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,8 +42,6 @@ def test_the_readme_renders_on_pypi():
 
 
 def _pyproject():
-    import pytest
-
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -93,13 +93,12 @@ def test_public_api_is_explicit():
         assert hasattr(kmtests, name)
 
 
+@pytest.mark.slow  # 10 s with a cold cache on a quiet machine, about 2 minutes on a busy one
 def test_the_package_type_checks() -> None:
     """`mypy kmtests` with the configuration in pyproject.toml (strict, one documented
     exception) reports nothing: the package ships py.typed."""
     import subprocess
     import sys
-
-    import pytest
 
     pytest.importorskip("mypy")
     out = subprocess.run([sys.executable, "-m", "mypy", "kmtests"], cwd=ROOT,
@@ -110,21 +109,24 @@ def test_the_package_type_checks() -> None:
 #: the floors of kmtests, top to bottom: an import may only run down (or within a floor)
 _FLOORS = [
     ("kmtests", "kmtests.__main__", "kmtests.cli"),
-    ("kmtests.power", "kmtests.risk", "kmtests.compare", "kmtests.learn", "kmtests.causal"),
+    ("kmtests.power", "kmtests.risk", "kmtests.studies", "kmtests.compare", "kmtests.learn",
+     "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
-     "kmtests.conditional", "kmtests.joint"),
+     "kmtests.conditional", "kmtests.joint", "kmtests.goodness",
+     "kmtests.timeseries"),
+    ("kmtests._plan", "kmtests._posthoc", "kmtests._collection", "kmtests._docs"),
     ("kmtests._driver",),
     ("kmtests.results",),
     ("kmtests.null",),
     ("kmtests.statistics",),
     ("kmtests.engines",),
     ("kmtests.problems",),
-    ("kmtests.datasets", "kmtests.groundtruth"),
+    ("kmtests.datasets", "kmtests.groundtruth", "kmtests.studies.groundtruth"),
     ("kmtests.estimators",),
     ("kmtests.kernels",),
     ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
-     "kmtests._typing", "kmtests._warnings", "kmtests._summary", "kmtests._checkpoint",
-     "kmtests._canonical"),
+     "kmtests._typing", "kmtests._warnings", "kmtests._summary",
+     "kmtests.studies._checkpoint", "kmtests.studies._canonical", "kmtests._serial"),
 ]
 #: the only import that may run up: the version string of the package
 _UPWARD_ALLOWED = {"kmtests.__version__"}

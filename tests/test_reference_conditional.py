@@ -35,11 +35,11 @@ def test_kci_equals_causal_learn(case):
     # the weights of the chi-square null: the eigenvalues of the product of the residual
     # Gram matrices (causal-learn's, unscaled, are n^2 times kmtests')
     ref = np.asarray(case["null_eigenvalues"])
-    from kmtests.conditional import _plan
+    from kmtests import _plan
 
-    problem, stat, eng, _, tuning = _plan(x, y, z, bandwidth_x=bw, bandwidth_y=bw,
-                                          bandwidth_z=bw, lam=case["epsilon"] / n)
-    kf = stat.prepare(problem, eng, tuning, None).kernel_form()
+    plan = _plan.plan_of(conditional_independence_test, x, y, z,
+                         bandwidth_x=bw, bandwidth_y=bw, bandwidth_z=bw, lam=case["epsilon"] / n)
+    kf = plan.statistic.prepare(plan.problem, plan.engine, plan.tuning, None).kernel_form()
     ours = null_eigenvalues(kf.Kc, kf.Lc) * n * n
     assert ours.sum() == pytest.approx(ref.sum(), rel=1e-3)  # their truncation
     # with their truncation (eigen-directions of each residual Gram matrix below 1e-5 of

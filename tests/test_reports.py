@@ -310,7 +310,7 @@ def test_pvalue_interval_is_labelled_as_such(rng):
     x, y = rng.normal(size=(20, 2)), rng.normal(size=(20, 2))
     res = kmtests.two_sample_test(x, y, n_resamples=199, rng=1)
     summ = str(res.summary())
-    lo, hi = res.conf_int()
+    lo, hi = res.pvalue_interval()
     header = next(line for line in summ.splitlines() if "statistic" in line)
     assert header.split() == ["statistic", "p-value", "p", "95%", "MC", "low", "p", "95%", "MC",
                               "high"]

@@ -55,7 +55,7 @@ CASES = {
     "mmdagg": lambda x, y, z: kmtests.aggregated_two_sample_test(x, y, bandwidths=4,
                                                                  n_resamples=99, rng=1),
     "fuse": lambda x, y, z: kmtests.aggregated_two_sample_test(
-        x, y, bandwidths=4, method="fuse", n_resamples=99, rng=1),
+        x, y, bandwidths=4, combination="fuse", n_resamples=99, rng=1),
     "hsicagg": lambda x, y, z: kmtests.aggregated_independence_test(
         x, y, bandwidths_x=3, bandwidths_y=3, n_resamples=99, rng=1),
     "k_sample": lambda x, y, z: kmtests.k_sample_test(x, y, x + 1.0, n_resamples=99, rng=1),

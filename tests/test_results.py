@@ -44,13 +44,13 @@ def test_summary_text_and_html(res2):
 def test_conf_int_is_clopper_pearson(res2):
     from scipy import stats
 
-    lo, hi = res2.conf_int(0.05)
+    lo, hi = res2.pvalue_interval(0.05)
     c, B = res2.count, res2.n_resamples
     assert lo == pytest.approx(stats.beta.ppf(0.025, c, B - c + 1) if c else 0.0, abs=1e-12)
     assert hi == pytest.approx(stats.beta.ppf(0.975, c + 1, B - c), abs=1e-12)
     assert lo <= c / B <= hi
     with pytest.raises(ValueError, match="`alpha` must be in"):
-        res2.conf_int(1.5)
+        res2.pvalue_interval(1.5)
 
 
 def test_summary_frame(res2):
@@ -78,7 +78,7 @@ def test_independence_report_and_exact(rng):
     x = rng.normal(size=6)
     res = kmtests.independence_test(x, x**2, rng=0)
     assert res.exact and res.n_resamples == 720
-    assert np.all(res.conf_int() == res.pvalue)
+    assert np.all(res.pvalue_interval() == res.pvalue)
     text = str(res)
     assert "exact permutation p-value (all 720 arrangements)" in text.replace("\n\t", " ")
     assert "HSIC_b = " in text and "alternative hypothesis: x and y are dependent" in text
@@ -92,5 +92,60 @@ def test_gamma_report(rng):
     assert "gamma approximation" in str(res).replace("\n\t", " ")
     assert "method: gamma (approx.)" in str(res.summary())
     with pytest.raises(NotImplementedError):
-        res.conf_int()
+        res.pvalue_interval()
     assert np.isnan(res.summary_frame().iloc[0]["pvalue_lower"])
+
+
+# -- issue 32: exports, the p-value interval's name, plain values in messages ----------------
+def test_summary_exports_latex_and_csv(res2):
+    s = res2.summary()
+    latex = s.as_latex()
+    assert latex.count("\\begin{tabular}") == 2 and "\\end{center}" in latex
+    assert "MMD\\textasciicircum{}2\\_u" in latex and "^" not in latex.replace(
+        "\\textasciicircum{}", "")
+    assert "Notes: \\newline" in latex and "95\\% MC low" in latex
+    import csv
+    import io
+
+    text = s.as_csv()
+    rows = list(csv.reader(io.StringIO(text)))
+    cells = [c.strip() for r in rows for c in r]
+    assert "MMD^2_u" in cells and "p-value" in cells and "Notes" in cells
+    assert format(res2.statistic, ".4g") in cells
+    assert any(c.startswith("[1] Alternative hypothesis") for c in cells)
+
+
+def test_pvalue_interval_and_the_deprecated_conf_int(res2):
+    lo, hi = res2.pvalue_interval()
+    with pytest.warns(FutureWarning, match="renamed pvalue_interval"):
+        old = res2.conf_int()
+    np.testing.assert_array_equal(old, [lo, hi])
+
+
+def test_numpy_scalars_are_shown_as_python_values():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": np.arange(10.0)}, index=np.arange(2990, 3000))
+    df.iloc[2, 0] = np.nan
+    with pytest.raises(ValueError, match=r"row 2 \(index 2992\), column 'a' of `x`") as err:
+        kmtests.two_sample_test(df, df + 1.0)
+    assert "np." not in str(err.value)
+    df = pd.DataFrame({np.int64(7): ["u", "v", "w"]})
+    with pytest.raises(TypeError) as err:
+        kmtests.two_sample_test(df, df)
+    assert "np." not in str(err.value) and "column 7" in str(err.value)
+    x = np.zeros((5, 1))
+    with pytest.raises(ValueError) as err:
+        kmtests.two_sample_test(x, x + 1.0, alternative=np.str_("less"))
+    assert "alternative='less'" in str(err.value) and "np." not in str(err.value)
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    (dict(bandwidth=np.str_("wide")), "got 'wide'"),
+    (dict(estimator=np.str_("nope")), "got 'nope'"),
+    (dict(n_jobs=np.int64(0)), "got 0"),
+])
+def test_numpy_scalars_in_argument_errors(kwargs, text):
+    x = np.zeros((6, 1))
+    with pytest.raises((ValueError, TypeError)) as err:
+        kmtests.two_sample_test(x, x + 1.0, **kwargs)
+    assert text in str(err.value) and "np." not in str(err.value)

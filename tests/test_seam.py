@@ -110,7 +110,7 @@ def test_method_objects_and_strings_agree(rng):
     g = kmtests.two_sample_test(x, y, statistic="biased", method=GammaMethod())
     assert isinstance(g.method, GammaMethod) and g.n_resamples is None
     with pytest.raises(NotImplementedError, match="no Monte Carlo error"):
-        g.conf_int()
+        g.pvalue_interval()
 
 
 def test_method_option_conflicts_and_validation(rng):
@@ -122,7 +122,8 @@ def test_method_option_conflicts_and_validation(rng):
     with pytest.raises(TypeError, match="`progress` must be True, False or None"):
         PermutationMethod(progress="yes")
     with pytest.raises(ValueError, match="`method` must be one of 'asymptotic', 'bootstrap', "
-                       "'chi2', 'gamma', 'normal', 'permutation', 'wild', or a method "
+                       "'chi2', 'gamma', 'monte_carlo', 'normal', 'permutation', 'wild', or a "
+                       "method "
                        "object"):
         kmtests.independence_test(x, x, method="jackknife")
 

@@ -29,7 +29,7 @@ def test_fuse_with_a_cutoff_above_the_spectrum_is_finite_and_names_the_dropped_m
         x, y = _null(seed)
         res = kmtests.aggregated_two_sample_test(
             x, y, estimators=(), filters="cutoff", lams=[1e-4, 1e-2, 10.0, 100.0],
-            bandwidths=[1.0], method="fuse", n_resamples=99, rng=seed)
+            bandwidths=[1.0], combination="fuse", n_resamples=99, rng=seed)
         assert np.isfinite(res.statistic)
         assert np.all(np.isfinite(res.null_distribution))
         dropped = [m for m in res.members if m["normalizer"] == 0.0]
@@ -44,7 +44,7 @@ def test_fuse_with_every_member_degenerate_is_an_error():
     with pytest.raises(ValueError, match="every member's normaliser is 0"):
         kmtests.aggregated_two_sample_test(x, y, estimators=(), filters="cutoff",
                                            lams=[50.0, 100.0], bandwidths=[1.0],
-                                           method="fuse", n_resamples=19, rng=0)
+                                           combination="fuse", n_resamples=19, rng=0)
 
 
 # -- 2. HSIC-FUSE's normaliser is a function of the marginals --------------------------------------
@@ -54,7 +54,7 @@ def test_hsic_fuse_normalisers_do_not_depend_on_the_pairing():
     gen = np.random.default_rng(3)
     x, y = gen.normal(size=(25, 1)), gen.normal(size=(25, 1))
     kw = dict(bandwidths_x=2, bandwidths_y=2, filters="tikhonov", lams=[1e-2],
-              method="fuse", n_resamples=49, rng=1)
+              combination="fuse", n_resamples=49, rng=1)
     a = kmtests.aggregated_independence_test(x, y, **kw)
     b = kmtests.aggregated_independence_test(x, y[gen.permutation(25)], **kw)
     np.testing.assert_allclose([m["normalizer"] for m in a.members],

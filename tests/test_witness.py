@@ -255,6 +255,28 @@ def test_summary_reports_the_relevance_table():
     assert "Feature relevance" in res.summary(relevance=True).as_html()
 
 
+def _holm_by_hand(p):
+    """The step-down formula kmtests used before statsmodels' multipletests (issue 32)."""
+    p = np.asarray(p, dtype=np.float64)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_holm_is_statsmodels_and_bit_identical_to_the_old_formula(seed):
+    gen = np.random.default_rng(seed)
+    m = int(gen.integers(1, 40))
+    # permutation p-values (1 + k) / (1 + B) have ties; some near 0 and 1
+    p = (1 + gen.integers(0, 200, size=m)) / 200.0
+    if seed % 2:
+        p = gen.uniform(size=m) ** 3
+    np.testing.assert_array_equal(holm(p), _holm_by_hand(p))
+
+
 def test_holm_examples():
     np.testing.assert_allclose(holm(np.array([0.01, 0.04, 0.03])), [0.03, 0.06, 0.06])
     np.testing.assert_allclose(holm(np.array([0.5, 0.6])), [1.0, 1.0])
@@ -361,3 +383,42 @@ def test_relevance_seeds():
     assert len(unseeded.relevance(n_resamples=19)) == 2
     with pytest.raises(ValueError, match="n_resamples"):
         res.relevance(n_resamples=0)
+
+
+# -- pandas names (issue 32) ------------------------------------------------------------------
+def test_relevance_and_witness_plot_keep_the_column_names():
+    pd = pytest.importorskip("pandas")
+    gen = np.random.default_rng(4)
+    cols = ["pres", "temp", "ph"]
+    X = pd.DataFrame(gen.normal(size=(40, 3)), columns=cols)
+    Y = pd.DataFrame(gen.normal(size=(40, 3)), columns=cols)
+    Y["temp"] += 1.5
+    res = two_sample_test(X, Y, n_resamples=99, rng=1)
+    table = res.relevance(n_resamples=99)
+    assert set(table.index) == {"x[pres]", "x[temp]", "x[ph]"}
+    assert table.index[0] == "x[temp]"
+    plain = two_sample_test(X.to_numpy(), Y.to_numpy(), n_resamples=99, rng=1)
+    np.testing.assert_array_equal(plain.relevance(n_resamples=99)["pvalue"].to_numpy(),
+                                  table["pvalue"].to_numpy())
+    axs = res.plot_witness()
+    assert [a.get_xlabel() for a in axs] == ["x[pres]", "x[temp]", "x[ph]"]
+    plt.close("all")
+    ax = two_sample_test(X[["pres", "temp"]], Y[["pres", "temp"]], n_resamples=19,
+                         rng=1).plot_witness()
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x[pres]", "x[temp]")
+    plt.close("all")
+    # two named Series: the names are the samples' (legend), not columns
+    ctl = pd.Series(gen.normal(size=30), name="control")
+    trt = pd.Series(gen.normal(0.5, size=30), name="treated")
+    ax = two_sample_test(ctl, trt, n_resamples=19, rng=1).plot_witness()
+    assert {"control", "treated"} <= set(ax.get_legend_handles_labels()[1])
+    assert ax.get_xlabel() == "x"
+    plt.close("all")
+    # independence: the variables' names
+    dose = pd.Series(gen.normal(size=40), name="dose")
+    resp = pd.Series(dose.to_numpy() ** 2 + 0.1 * gen.normal(size=40), name="resp")
+    ind = independence_test(dose, resp, n_resamples=99, rng=1)
+    assert set(ind.relevance(n_resamples=99).index) == {"x[dose]", "y[resp]"}
+    ax = ind.plot_witness()
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x[dose]", "y[resp]")
+    plt.close("all")

@@ -14,7 +14,7 @@ perturbed (MMDAgg Fig. / MMD-FUSE): x ~ U[0, 1], y ~ the perturbed uniform
     density of Schrab et al. Sec. 5.4 with P = 1..6 bumps, c_1 = 2.7, n = m =
     500, alpha = 0.05. Ours: ``aggregated_two_sample_test`` (10 Gaussian
     bandwidths, uniform weights, min-p with exact level) with our default
-    bandwidth grid and with the authors' grid; ``method="fuse"`` with
+    bandwidth grid and with the authors' grid; ``combination="fuse"`` with
     MMD-FUSE's linear grid (our default geometric grid is in the power study). Authors': ``mmdagg(X, Y,
     kernel="gaussian", number_bandwidths=10, weights_type="uniform")`` (wild
     bootstrap, as their code does for n = m) and ``mmdfuse(X, Y, key,
@@ -138,7 +138,7 @@ def run_ours(path: Path, B: int, out: Path, reps: int) -> None:
                 tests = {
                     "MMDAgg (ours, our grid)": dict(),
                     "MMDAgg (ours, authors' grid)": dict(bandwidths=mmdagg_bandwidths(x, y)),
-                    "FUSE (ours, MMD-FUSE grid)": dict(method="fuse",
+                    "FUSE (ours, MMD-FUSE grid)": dict(combination="fuse",
                                                        bandwidths=mmdfuse_bandwidths(x, y)),
                 }
                 for label, kw in tests.items():

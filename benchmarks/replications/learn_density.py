@@ -73,7 +73,7 @@ def run(args) -> pd.DataFrame:
                                                           "mmkme")]
         for rep in range(args.reps):
             tr, te = train_test_split(X, test_size=0.3, random_state=rep)
-            for table, kname, est, opt in jobs:
+            for _table, kname, est, opt in jobs:
                 q = KernelMeanMatchingDensity(n_components=10, estimator=estimator(est),
                                               kernel=KERNELS[kname], optimize=opt,
                                               max_iter=args.max_iter, random_state=rep)

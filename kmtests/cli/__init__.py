@@ -15,21 +15,27 @@ line's options (``--n-features``, not ``n_features``; ``--engine exact``, not
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
+import io
 import json
 import math
 import os
 import re
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..datasets import get_scenario, load_eckerle4
+from ..studies._checkpoint import output_mode, write_output
 from . import _args as opt
-from ._data import STDIN, columns, labels, read_csv, split_by_group, unnamed_column
 from ._conditional import add_conditional, run_conditional
+from ._data import MISSING_OK, STDIN, columns, labels, read_csv, split_by_group, unnamed_column
+from ._goodness import add_goodness, run_goodness
 from ._joint import add_joint, run_joint
 from ._monitor import add_monitor, run_monitor
 
@@ -39,7 +45,7 @@ _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", 
                  "n_features", "covariance", "split_size", "block_size", "n_locations"]
 _K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
 _RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress", "nan_policy", "alternative"]
-_AGGREGATED = ["estimators", "statistics", "filters", "lams", "method", "weights", "alpha",
+_AGGREGATED = ["estimators", "statistics", "filters", "lams", "combination", "weights", "alpha",
                "tuning", "engine", "n_features"]
 #: keyword arguments a --test cannot set: the study sets them, or they make no sense there
 _SET_BY_THE_STUDY = {"x", "y", "n_resamples", "rng", "progress", "data_name", "null",
@@ -86,10 +92,6 @@ def _check_output(path: str, option: str) -> Path:
     writable; FIFOs and character devices (``/dev/stdout``, a pipe) are
     written through; directories, block devices and sockets are refused.
     """
-    import tempfile
-
-    from .._checkpoint import output_mode
-
     p = Path(path)
     if p.is_dir():
         link = " (through a symbolic link)" if p.is_symlink() else ""
@@ -114,15 +116,11 @@ def _check_output(path: str, option: str) -> Path:
 
 def _written(path: str, what: str) -> None:
     """Say where an output went, unless it went to standard output or error."""
-    from .._checkpoint import output_mode
-
     if output_mode(path) in ("replace", "through"):
         print(f"{what} written to {path}")
 
 
 def _require(module: str, option: str) -> Any:
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -131,8 +129,8 @@ def _require(module: str, option: str) -> Any:
 
 # -- commands ------------------------------------------------------------------------------
 def _demo() -> int:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import independence_test, two_sample_test
-    from ..datasets import load_eckerle4
 
     df = load_eckerle4()
     print("kmtests demo on the NIST StRD Eckerle4 data (35 transmittance measurements).")
@@ -156,6 +154,24 @@ def _resampling(args: argparse.Namespace) -> dict[str, Any]:
     kw = opt.given(args, _RESAMPLING)
     if args.seed is not None:
         kw["rng"] = args.seed
+    return kw
+
+
+def _test_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The test's options, --blocks and the resampling options; --process and --length
+    configure the wild bootstrap's object (which then carries the resampling options)."""
+    kw = {**opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args)}
+    wild = {k: v for k in ("process", "length")
+            if (v := getattr(args, k, None)) is not None}
+    if not wild:
+        return kw
+    if kw.get("method") != "wild":
+        raise ValueError("--process and --length configure the wild bootstrap: add "
+                         "--method wild")
+    from ..null import WildBootstrap
+
+    own = {k: kw.pop(k) for k in ("n_resamples", "batch", "rng", "progress") if k in kw}
+    kw["method"] = WildBootstrap(**wild, **own)
     return kw
 
 
@@ -193,23 +209,7 @@ def _samples(args: argparse.Namespace, paths: Sequence[str], k: int | None
     tables = [read_csv(p, args.sep, args.encoding) for p in paths]
     cols = args.columns
     if cols is None:  # the samples are matched by column name, never by position
-        for t in tables:
-            error = unnamed_column(t)
-            if error is not None:
-                raise error
-        ta, ca = tables[0], list(tables[0].frame.columns)
-        for tb in tables[1:]:
-            cb = list(tb.frame.columns)
-            if set(ca) != set(cb):
-                only_a = [c for c in ca if c not in set(cb)]
-                only_b = [c for c in cb if c not in set(ca)]
-                raise ValueError(
-                    f"{ta.name} and {tb.name} have different columns (only in {ta.name}: "
-                    f"{only_a}; only in {tb.name}: {only_b}); columns are matched by name: "
-                    "rename them, or choose common ones with --columns")
-        cols = [c for c in ca if c not in exclude]
-        if not cols:
-            raise ValueError(f"{ta.name}: no column besides the --strata column {strata!r}")
+        cols = _common_columns(tables, strata)
     elif strata is not None and strata in cols:
         raise ValueError(f"--columns must not contain the --strata column {strata!r}")
     samples = [columns(t, cols) for t in tables]
@@ -217,6 +217,29 @@ def _samples(args: argparse.Namespace, paths: Sequence[str], k: int | None
     name = " and ".join(names) if len(names) == 2 else ", ".join(names)
     return samples, name, (None if strata is None else
                            [labels(t, strata, "--strata") for t in tables]), names
+
+
+def _common_columns(tables: Sequence[Any], strata: str | None) -> list[str]:
+    """The columns of the samples' files, which must all have the same named ones (the
+    --strata column left out)."""
+    for t in tables:
+        error = unnamed_column(t)
+        if error is not None:
+            raise error
+    ta, ca = tables[0], list(tables[0].frame.columns)
+    for tb in tables[1:]:
+        cb = list(tb.frame.columns)
+        if set(ca) != set(cb):
+            only_a = [c for c in ca if c not in set(cb)]
+            only_b = [c for c in cb if c not in set(ca)]
+            raise ValueError(
+                f"{ta.name} and {tb.name} have different columns (only in {ta.name}: "
+                f"{only_a}; only in {tb.name}: {only_b}); columns are matched by name: "
+                "rename them, or choose common ones with --columns")
+    cols = [c for c in ca if c != strata]
+    if not cols:
+        raise ValueError(f"{ta.name}: no column besides the --strata column {strata!r}")
+    return cols
 
 
 def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str, Any]:
@@ -227,16 +250,17 @@ def _two_samples(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str,
 
 
 def _two_sample(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import two_sample_test
 
     x, y, name, strata = _two_samples(args)
     args._n_memory = x.shape[0] + y.shape[0]
     return two_sample_test(x, y, data_name=name, strata=strata,
-                           **_kernels(args, "two_sample", "bandwidth"),
-                           **opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args))
+                           **_kernels(args, "two_sample", "bandwidth"), **_test_options(args))
 
 
 def _k_sample(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import k_sample_test
 
     samples, name, _, names = _samples(args, args.files, None)
@@ -262,16 +286,18 @@ def _variables(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str, A
 
 
 def _independence(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import independence_test
 
     x, y, name, strata = _variables(args)
     args._n_memory = x.shape[0]
     return independence_test(x, y, data_name=name, strata=strata,
                              **_kernels(args, "independence", "bandwidth"),
-                             **opt.given(args, _TEST_OPTIONS + ["blocks"]), **_resampling(args))
+                             **_test_options(args))
 
 
 def _aggregated(args: argparse.Namespace) -> Any:
+    # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import aggregated_independence_test, aggregated_two_sample_test
 
     kind = "two_sample" if args.variant == "two-sample" else "independence"
@@ -290,11 +316,10 @@ def _aggregated(args: argparse.Namespace) -> Any:
 
 def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[str, Any]:
     """The test options of a study (for every estimator or --test), by Python names."""
-    from ..power import TESTS
+    from ..power import TESTS  # the power study (pandas) loads only for `kmtests power`
 
     kw = opt.given(args, [o for o in _TEST_OPTIONS if o != "estimator"])
     module, fname = TESTS[(kind, False)]
-    import importlib
 
     accepted = set(inspect.signature(
         getattr(importlib.import_module(f"kmtests.{module}"), fname)).parameters)
@@ -317,7 +342,7 @@ def _power_test_kwargs(args: argparse.Namespace, kind: str, name: str) -> dict[s
 
 def _power_tests(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
     """``power_curve(tests=...)`` from the --test options, validated."""
-    from ..power import _test_function
+    from ..studies.power import _test_function  # loads pandas: `kmtests power` only
 
     if not args.test:
         return None
@@ -368,8 +393,7 @@ def _check_power_outputs(args: argparse.Namespace) -> None:
 
 
 def _power(args: argparse.Namespace) -> int:
-    from ..datasets import get_scenario
-    from ..power import power_curve
+    from ..power import power_curve  # loads pandas: `kmtests power` only
 
     scen = get_scenario(args.scenario)
     test_kwargs = _power_test_kwargs(args, scen.kind, scen.name)
@@ -410,14 +434,10 @@ def _power_json(res: Any) -> dict[str, Any]:
 
 
 def _write_power_outputs(args: argparse.Namespace, res: Any) -> None:
-    from .._checkpoint import write_output
-
     if args.out:
         write_output(args.out, res.table().to_csv(index=False))
         _written(args.out, "table")
     if args.plot:
-        import io
-
         import matplotlib
 
         matplotlib.use("Agg")
@@ -451,15 +471,26 @@ def _two_sample_data(p: argparse.ArgumentParser) -> None:
     p.add_argument("b", nargs="?", default=None,
                    help="CSV file of the second sample (not with --group); '-' reads standard "
                    "input")
+    _grouping(p, "two")
+
+
+def _grouping(p: argparse.ArgumentParser, how_many: str) -> None:
+    """--group, --groups, --columns: the samples as the groups of one file."""
+    two = how_many == "two"
     p.add_argument("--group", default=None, metavar="COLUMN",
-                   help="one file holds both samples: COLUMN has two values, whose rows are "
-                   "the two samples (the other columns are the data)")
-    p.add_argument("--groups", type=opt.names, default=None, metavar="A,B",
-                   help="the two values of --group to compare, in this order (default: the "
-                   "column's two values, in order of appearance)")
+                   help=("one file holds both samples: COLUMN has two values, whose rows are "
+                         "the two samples" if two else "one file holds the samples: the rows "
+                         "of each value of COLUMN are a sample")
+                   + " (the other columns are the data)")
+    p.add_argument("--groups", type=opt.names, default=None,
+                   metavar="A,B" if two else "A,B,...",
+                   help=f"the {'two ' if two else ''}values of --group to compare, in this "
+                   "order (default: " + ("the column's two values" if two else "all")
+                   + ", in order of appearance)")
     p.add_argument("--columns", type=opt.names, default=None,
                    help="comma-separated columns to use (default: all, the --group column "
-                   "excepted; two files must then have the same column names)")
+                   f"excepted; {'two files' if two else 'the files'} must then have the "
+                   "same column names)")
 
 
 def _independence_data(p: argparse.ArgumentParser) -> None:
@@ -469,28 +500,23 @@ def _independence_data(p: argparse.ArgumentParser) -> None:
 
 
 def _add_test_commands(sub: Any) -> None:
-    p2 = sub.add_parser("two-sample", help="two-sample test (MMD) of two CSV files, or of the "
-                        "two groups of one file",
-                        description="Two-sample test between the rows of two CSV files with a "
-                        "header line (columns matched by name), or between the two groups of "
-                        "rows of one file (--group).")
-    _two_sample_data(p2)
-    opt.add_kernels(p2, "two_sample")
-    opt.add_test(p2, "two_sample")
-    opt.add_dependence(p2, "two_sample")
-    opt.add_resampling(p2, 9999)
-    opt.add_io(p2)
-    p2.set_defaults(_flags=_flags(p2))
-    pi = sub.add_parser("independence", help="independence test (HSIC) between columns of a "
-                        "CSV file", description="Independence test between the columns --x and "
-                        "--y of a CSV file with a header line.")
-    _independence_data(pi)
-    opt.add_kernels(pi, "independence")
-    opt.add_test(pi, "independence")
-    opt.add_dependence(pi, "independence")
-    opt.add_resampling(pi, 9999)
-    opt.add_io(pi)
-    pi.set_defaults(_flags=_flags(pi))
+    for name, kind, data, text, description in (
+            ("two-sample", "two_sample", _two_sample_data,
+             "two-sample test (MMD) of two CSV files, or of the two groups of one file",
+             "Two-sample test between the rows of two CSV files with a header line (columns "
+             "matched by name), or between the two groups of rows of one file (--group)."),
+            ("independence", "independence", _independence_data,
+             "independence test (HSIC) between columns of a CSV file",
+             "Independence test between the columns --x and --y of a CSV file with a header "
+             "line.")):
+        p = sub.add_parser(name, help=text, description=description)
+        data(p)
+        opt.add_kernels(p, kind)
+        opt.add_test(p, kind)
+        opt.add_dependence(p, kind)
+        opt.add_resampling(p, 9999)
+        opt.add_io(p)
+        p.set_defaults(_flags=_flags(p))
     pk = sub.add_parser("k-sample", help="k-sample test (MMD) of several CSV files, or of the "
                         "groups of one file", description="Kernel k-sample test: do the rows "
                         "of several CSV files with a header line (columns matched by name), or "
@@ -498,15 +524,7 @@ def _add_test_commands(sub: Any) -> None:
     pk.add_argument("files", nargs="+", metavar="FILE",
                     help="CSV files of the samples (one file with --group); '-' reads standard "
                     "input")
-    pk.add_argument("--group", default=None, metavar="COLUMN",
-                    help="one file holds the samples: the rows of each value of COLUMN are a "
-                    "sample (the other columns are the data)")
-    pk.add_argument("--groups", type=opt.names, default=None, metavar="A,B,...",
-                    help="the values of --group to compare, in this order (default: all, in "
-                    "order of appearance)")
-    pk.add_argument("--columns", type=opt.names, default=None,
-                    help="comma-separated columns to use (default: all, the --group column "
-                    "excepted; the files must then have the same column names)")
+    _grouping(pk, "k")
     opt.add_kernels(pk, "two_sample")
     opt.add_k_sample(pk)
     opt.add_resampling(pk, 9999)
@@ -581,6 +599,7 @@ def _add_power(sub: Any) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    # read when the parser is built (a test changes it on the package)
     from .. import __version__
 
     parser = argparse.ArgumentParser(
@@ -595,6 +614,8 @@ def _parser() -> argparse.ArgumentParser:
     pj.set_defaults(_flags=_flags(pj, kernels="--kernel"))
     pc = add_conditional(sub)
     pc.set_defaults(_flags=_flags(pc, split="--split-size"))
+    pg = add_goodness(sub)
+    pg.set_defaults(_flags=_flags(pg))
     _add_aggregated(sub)
     _add_power(sub)
     pm = add_monitor(sub)
@@ -649,7 +670,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     args._n_memory = None
     flags = getattr(args, "_flags", {})
-    from ._data import MISSING_OK
 
     token = MISSING_OK.set(getattr(args, "nan_policy", None) == "omit")
     try:
@@ -680,6 +700,7 @@ def _main(args: argparse.Namespace, flags: dict[str, str]) -> int:
             return run_monitor(args)
         run = {"two-sample": _two_sample, "independence": _independence,
                "k-sample": _k_sample, "joint": run_joint, "conditional": run_conditional,
+               "gof": run_goodness,
                "aggregated": _aggregated}[args.command]
         res = run(args)
         _emit(res, args.json, res.pairwise() if getattr(args, "pairwise", False) else None)

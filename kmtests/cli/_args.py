@@ -3,26 +3,54 @@
 Each type refuses a bad value with ``must be ...; got ...`` (argparse adds
 ``argument --option:``); the groups give every option a help text. Options of
 the tests default to None and are passed to the Python function only when
-given, so the function's own defaults hold.
+given, so the function's own defaults hold. The choices are read from the
+registries (statistics, engines, null methods, filters, combinations), so a
+registered addition is an option value with no edit here.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import math
 from typing import Any, Callable
 
+from .._collection import COMBINATIONS
+from .._plan import engine_aliases
+from ..engines import engine_names
+from ..null import METHODS
+from ..null.combine import _WEIGHTS
+from ..problems import IndependenceProblem, KSampleProblem, TwoSampleProblem
+from ..statistics import statistic_names
+from ..statistics.spectral import FILTERS as _FILTERS
+from ..statistics.tuning import TUNINGS
+
 KERNELS = "gaussian, laplacian, ard, linear, polynomial or distance"
-STATISTICS = ["unbiased", "biased", "regularized"]
-#: the two-sample test's linear-time statistics (as --engine block / linear)
-LINEAR_TIME = ["block", "linear"]
-FILTERS = ["tikhonov", "showalter", "iterated_tikhonov", "cutoff"]
-TWO_SAMPLE_ENGINES = ["exact", "streamed", "auto", "block", "linear", "nystrom", "rff"]
-INDEPENDENCE_ENGINES = ["exact", "auto", "nystrom", "rff"]
-#: the engines of the aggregated tests (no linear-time statistic)
-AGGREGATED_ENGINES = {"two_sample": ["exact", "streamed", "auto", "nystrom", "rff"],
-                      "independence": INDEPENDENCE_ENGINES}
-WEIGHTS = ["uniform", "increasing", "decreasing", "centred"]
+FILTERS = list(_FILTERS)
+WEIGHTS = list(_WEIGHTS)
+_PROBLEMS: dict[str, Any] = {"two_sample": TwoSampleProblem, "independence": IndependenceProblem,
+             "k_sample": KSampleProblem}
+
+
+def statistics(kind: str) -> list[str]:
+    """The registered statistics of a problem kind (``--statistic``)."""
+    return list(statistic_names(kind))
+
+
+def engines(kind: str, aliases: bool = True) -> list[str]:
+    """The engines that run a problem kind, and the statistics named as engines."""
+    scheme = _PROBLEMS[kind].engine_scheme
+    return list(engine_names(scheme)) + (list(engine_aliases(kind)) if aliases else [])
+
+
+def methods(kind: str) -> list[str]:
+    """The null methods of a problem kind: those the problem lists, else every registered
+    one whose draws keep its null (a method that does not apply to the statistic that
+    runs says why)."""
+    cls = _PROBLEMS[kind]
+    if cls.null_methods is not None:
+        return list(cls.null_methods)
+    return sorted(n for n, m in METHODS.items() if m.draws in cls.draws_kept)
 
 
 # -- types ---------------------------------------------------------------------------------
@@ -133,8 +161,6 @@ def weights(text: str) -> str | list[float]:
 
 
 def encoding(text: str) -> str:
-    import codecs
-
     try:
         return codecs.lookup(text).name
     except LookupError:
@@ -221,10 +247,10 @@ def add_conventions(p: argparse.ArgumentParser) -> None:
                    help="missing values (empty cells, NaN): raise (default) names the first "
                    "one; omit drops the rows that have one (a whole observation where "
                    "variables are paired)")
-    p.add_argument("--alternative", default=None, choices=["greater", "two-sided", "less"],
-                   help="the alternative: greater (the only one of a kernel test, whose "
-                   "statistic grows with the difference; the others are refused with the "
-                   "reason)")
+    p.add_argument("--alternative", default=None, metavar="{greater}",
+                   help="the alternative: greater, the only one of a kernel test (its "
+                   "statistic, a squared distance between kernel embeddings, grows with "
+                   "the difference: two-sided and less have no meaning)")
 
 
 def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> None:
@@ -234,24 +260,24 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
         p.add_argument("--estimator", default=None,
                        help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
     learned = (["me", "scf"] if two else ["fsic"]) if not power else ["me", "scf", "fsic"]
-    p.add_argument("--statistic", default=None,
-                   choices=STATISTICS + (LINEAR_TIME if two or power else []) + learned,
+    stats = (list(dict.fromkeys(statistics("two_sample") + statistics("independence")))
+             if power else statistics(kind))
+    p.add_argument("--statistic", default=None, choices=stats,
                    help="the statistic's form (default: the estimator's; 'regularized': the "
                    "spectral-regularised MMD/HSIC, see --filter, --lam"
                    + ("; block, linear: the linear-time statistics of --engine block, linear"
                       if two or power else "")
                    + f"; {', '.join(learned)}: the interpretable tests with test locations "
                    "learned on a training split, see --n-locations, --split-size)")
-    methods = (["permutation", "gamma", "normal", "wild", "asymptotic"] if two else
-               ["permutation", "gamma", "wild", "chi2", "asymptotic"])
-    p.add_argument("--method", default=None, choices=methods,
+    p.add_argument("--method", default=None, choices=methods(kind),
                    help="null distribution: permutation (default), gamma (biased KME only)"
                    + (", normal (--engine block/linear)" if two else "")
                    + ", wild (the wild bootstrap of Chwialkowski et al.: approximate, KME"
                    + (")" if two else ", --statistic biased)")
                    + ("" if two else ", chi2 (weighted chi-square of HSIC_b)")
-                   + ", asymptotic (the chi-square of the interpretable tests)")
-    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+                   + ", asymptotic (the chi-square of the interpretable tests); a method "
+                   "that does not apply to the statistic says why")
+    p.add_argument("--tuning", default=None, choices=list(TUNINGS),
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
     p.add_argument("--filter", default=None, choices=FILTERS,
@@ -259,8 +285,7 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
     p.add_argument("--lam", type=lam, default=None,
                    help="its parameter: 'auto' (default: a grid, aggregated), a number, or "
                    "comma-separated numbers")
-    engines = TWO_SAMPLE_ENGINES if two or power else INDEPENDENCE_ENGINES
-    p.add_argument("--engine", default=None, choices=engines,
+    p.add_argument("--engine", default=None, choices=engines("two_sample" if power else kind),
                    help="how the statistic is computed (default exact; block, linear: "
                    "linear-time two-sample tests with a normal null, no permutations; "
                    "nystrom, rff: low-rank approximations)")
@@ -285,37 +310,71 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
                        help="block size of --engine block (default floor(sqrt(n)))" + suffix)
 
 
+def blocks_arg(text: str) -> int | str:
+    """--blocks: a block length (an integer of at least 1) or 'auto'."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    return positive_int(text)
+
+
+def length_arg(text: str) -> float | str:
+    """--length: a positive number or 'auto'."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number or 'auto'; got {text!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'auto'; got {text!r}")
+    return v
+
+
 def add_dependence(p: argparse.ArgumentParser, kind: str) -> None:
-    """--strata and --blocks: permutations restricted to strata or to blocks."""
+    """--strata and --blocks: permutations restricted to strata or to blocks; --process
+    and --length: the multipliers of --method wild (time series)."""
     if kind == "two_sample":
         p.add_argument("--strata", default=None, metavar="COLUMN",
                        help="permute only within strata: COLUMN labels each row's stratum "
                        "(e.g. a pair of a paired design), in each file; exact")
-        p.add_argument("--blocks", type=positive_int, default=None, metavar="SIZE",
-                       help="permute blocks of SIZE consecutive rows (time series; "
-                       "approximate; SIZE must divide both sample sizes)")
+        p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
+                       help="the rows are in time order (two windows of one series): "
+                       "permute blocks of SIZE consecutive rows (SIZE must divide both "
+                       "sample sizes), or 'auto' (a length from the data, the Politis-White "
+                       "rule); with --method wild, AR(1) multipliers of that length; "
+                       "approximate")
     else:
         p.add_argument("--strata", default=None, metavar="COLUMN",
                        help="permute y against x only within the strata labelled by COLUMN "
                        "(independence within strata); exact")
-        p.add_argument("--blocks", type=positive_int, default=None, metavar="SIZE",
-                       help="permute blocks of SIZE consecutive rows of y against x (time "
-                       "series; approximate)")
+        p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
+                       help="the rows are in time order: permute blocks of SIZE consecutive "
+                       "rows of y against x, or 'auto' (a length from the data, the "
+                       "Politis-White rule); with --method wild, AR(1) multipliers of that "
+                       "length; approximate")
+    p.add_argument("--process", default=None, choices=["auto", "rademacher", "gaussian", "ar"],
+                   help="multipliers of --method wild: auto (default: ar with --blocks, "
+                   "else rademacher), rademacher, gaussian (i.i.d. data) or ar (an AR(1) "
+                   "process: time series)")
+    p.add_argument("--length", type=length_arg, default=None, metavar="L|auto",
+                   help="memory of the AR(1) multipliers of --method wild --process ar: a "
+                   "number, or 'auto' (default: the Politis-White rule on the data)")
 
 
 def add_k_sample(p: argparse.ArgumentParser) -> None:
     """Options of ``k_sample_test``."""
     p.add_argument("--estimator", default=None,
                    help="kernel mean estimator: kme (default), skmse, bkmse, fkmse, ...")
-    p.add_argument("--statistic", default=None, choices=["unbiased", "biased"],
+    p.add_argument("--statistic", default=None, choices=statistics("k_sample"),
                    help="the pairwise MMD^2's form (default: the estimator's)")
-    p.add_argument("--method", default=None, choices=["permutation", "gamma"],
-                   help="null distribution: permutation (default) or gamma (biased KME only)")
-    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+    p.add_argument("--method", default=None, choices=methods("k_sample"),
+                   help="null distribution: permutation (default) or gamma (biased KME "
+                   "only); a method that does not apply says why")
+    p.add_argument("--tuning", default=None, choices=list(TUNINGS),
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
-    p.add_argument("--engine", default=None, choices=["exact", "streamed", "auto", "nystrom",
-                                                      "rff"],
+    p.add_argument("--engine", default=None, choices=engines("k_sample"),
                    help="how the statistic is computed (default exact)")
     p.add_argument("--n-features", type=positive_int, default=None,
                    help="features of --engine nystrom or rff (default 200)")
@@ -353,20 +412,22 @@ def add_aggregated(p: argparse.ArgumentParser, kind: str) -> None:
                    f"({', '.join(FILTERS)})")
     p.add_argument("--lams", type=lams, default=None,
                    help="their parameters: 'auto' (default) or comma-separated numbers")
-    p.add_argument("--method", default=None, choices=["mmdagg", "fuse"],
+    p.add_argument("--combination", default=None, choices=list(COMBINATIONS),
                    help="the combination: mmdagg (default; weighted minimum p-value) or fuse "
                    "(soft maximum of normalised statistics)")
+    p.add_argument("--method", default=None, choices=list(COMBINATIONS), dest="combination",
+                   help=argparse.SUPPRESS)  # 0.2's name of --combination
     p.add_argument("--weights", type=weights, default=None,
                    help=f"members' weights: {', '.join(WEIGHTS)} (default uniform) or "
                    "comma-separated numbers")
     p.add_argument("--alpha", type=probability, default=None,
                    help="level at which the report says which members reject (default 0.05)")
-    p.add_argument("--tuning", default=None, choices=["permutation", "pooled"],
+    p.add_argument("--tuning", default=None, choices=list(TUNINGS),
                    help="data-driven estimator parameters re-tuned on every permutation "
                    "(default) or tuned once on the pooled sample")
-    p.add_argument("--engine", default=None, choices=AGGREGATED_ENGINES[kind],
+    p.add_argument("--engine", default=None, choices=engines(kind, aliases=False),
                    help="how every member's statistics are computed (default exact; "
-                   "nystrom, rff: low-rank approximations; --method fuse and regularised "
+                   "nystrom, rff: low-rank approximations; --combination fuse and regularised "
                    "members need exact)")
     p.add_argument("--n-features", type=positive_int, default=None,
                    help="features of --engine nystrom or rff (default 200)")

@@ -82,6 +82,7 @@ def add_conditional(sub: Any) -> argparse.ArgumentParser:
 
 def run_conditional(args: argparse.Namespace) -> Any:
     """Read the variables and run :func:`kmtests.conditional_independence_test`."""
+    # the package's face, looked up when the command runs (the tests replace it there)
     from .. import conditional_independence_test
 
     used = [*args.x, *args.y, *args.z]

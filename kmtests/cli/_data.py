@@ -12,12 +12,15 @@ blank labels.
 from __future__ import annotations
 
 import contextvars
+import csv
 import io
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+from ..problems.groups import check_group_sizes, group_labels
 
 if TYPE_CHECKING:  # pandas is imported lazily
     import pandas as pd
@@ -63,8 +66,6 @@ def _load(path: str) -> bytes:
 
 def _sniff(data: bytes, sep: str, encoding: str) -> str | None:
     """The field separator the first lines seem to use, when it is not `sep`."""
-    import csv
-
     sample = data[:4096].decode(encoding, errors="replace")
     try:
         found = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
@@ -236,8 +237,9 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
     if group not in frame.columns:
         raise ValueError(f"--group: unknown column {group!r} in {table.name}; available: "
                          f"{list(frame.columns)}")
-    values = frame[group].fillna("").str.strip()
-    present = list(dict.fromkeys(values))
+    flag = f"--group {group}"
+    values = group_labels(frame[group], flag, table.name, MISSING_OK.get(), "--nan-policy omit")
+    present = [v for v in dict.fromkeys(values) if v != ""]
     what = "a two-sample test compares two groups" if k == 2 else \
         "a k-sample test compares at least two groups"
     if groups is None:
@@ -269,7 +271,7 @@ def split_by_group(table: Table, group: str, groups: Sequence[str] | None,
         raise ValueError(f"{table.name}: no column besides the group column {group!r}")
     if cols is None and "" in data_cols:
         raise unnamed_column(table) or ValueError(table.name)
-    masks = [(values == g).to_numpy() for g in groups]
+    masks = check_group_sizes(values, groups, flag, table.name)
     samples = [columns(table, data_cols, rows=m) for m in masks]
     name = f"{table.name}: {group} = " + ", ".join(str(g) for g in groups)
     if len(groups) == 2:

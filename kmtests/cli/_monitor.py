@@ -127,8 +127,8 @@ def _open(path: str) -> IO[str]:
         raise ValueError(f"{path}: {exc.strerror or exc}") from None
 
 
-def run_monitor(args: argparse.Namespace) -> int:
-    """Read the reference, watch the stream; return the exit status (0 or 1)."""
+def _monitor(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """The monitor of the reference file, and the reference's column names."""
     from ..sequential import DriftMonitor
 
     if args.reference == STDIN:
@@ -149,8 +149,12 @@ def run_monitor(args: argparse.Namespace) -> int:
     if ref.shape[0] < 2:
         raise ValueError(f"{table.name}: the reference needs at least 2 observations; got "
                          f"{ref.shape[0]}")
-    monitor = DriftMonitor(ref, **kw)
-    d = ref.shape[1]
+    return DriftMonitor(ref, **kw), names
+
+
+def _watch(monitor: Any, args: argparse.Namespace, names: list[str]) -> None:
+    """Feed the stream to the monitor, printing its alarms (and status lines)."""
+    d = monitor.reference.shape[1]
     source = shown(args.stream)
     order: list[int] | None = None
     first = True
@@ -192,6 +196,12 @@ def run_monitor(args: argparse.Namespace) -> int:
     finally:
         if stream is not sys.stdin:
             stream.close()
+
+
+def run_monitor(args: argparse.Namespace) -> int:
+    """Read the reference, watch the stream; return the exit status (0 or 1)."""
+    monitor, names = _monitor(args)
+    _watch(monitor, args, names)
     if monitor.n_omitted:
         print(f"{monitor.n_omitted} observation(s) with a missing value left out")
     if not monitor.alarms:

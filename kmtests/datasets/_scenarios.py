@@ -13,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from .._validation import check_positive_int, shown
+
 __all__ = ["SCENARIOS", "Scenario", "ar1_pair", "cauchy_shift", "conditional_sine",
            "gaussian_mean_shift",
            "gaussian_scale_shift", "get_scenario", "k_sample_shift", "perturbed_uniform",
@@ -123,6 +125,8 @@ def _xor(n: int, effect: float, gen: _Gen) -> _Pair:
 
 
 def _mixtures(n: int, effect: float, gen: _Gen, d: int = 5) -> _Pair:
+    # imported here, not at the top: a power study's checkpoint records the code of the
+    # scenarios' functions (kmtests.studies._canonical); moving an import changes it
     from dataclasses import replace
 
     from ._synthetic import synthetic_mixture
@@ -204,6 +208,8 @@ def _bump(t: np.ndarray) -> np.ndarray:
 def perturbed_uniform_density(x: np.ndarray, theta: np.ndarray, perturbations: int,
                               amplitude: float) -> np.ndarray:
     """``1 + amplitude sum_nu theta_nu prod_r G(P x_r - nu_r)`` on [0, 1]^d (0 outside)."""
+    # imported here: a power study's checkpoint records the code of the
+    # scenarios' functions (kmtests.studies._canonical); moving an import changes it
     import itertools
 
     n, d = x.shape
@@ -236,7 +242,6 @@ def perturbed_uniform(d: int = 1, perturbations: int = 2, smoothness: float = 1.
     True
     """
     d = _dimension(d)
-    from .._validation import check_positive_int
 
     P = check_positive_int(perturbations, "perturbations")
 
@@ -244,7 +249,7 @@ def perturbed_uniform(d: int = 1, perturbations: int = 2, smoothness: float = 1.
         amplitude = effect * P ** (-smoothness)
         if not 0 <= amplitude * np.exp(-d) <= 1:
             raise ValueError(f"`effect` of {name!r} must be in [0, {np.exp(d) * P ** smoothness:.4g}]"
-                             f" (the density is negative beyond); got {effect!r}.")
+                             f" (the density is negative beyond); got {shown(effect)}.")
         theta = gen.choice([-1.0, 1.0], size=P**d)
         x = gen.uniform(size=(n, d))
         top = 1.0 + amplitude * np.exp(-d)
@@ -292,8 +297,6 @@ def k_sample_shift(k: int = 3, d: int = 2) -> Scenario:
     >>> [a.shape for a in k_sample_shift(3).sample(10, 0.5, rng=0)]
     [(10, 2), (10, 2), (10, 2)]
     """
-    from .._validation import check_positive_int
-
     k = check_positive_int(k, "k")
     d = _dimension(d)
 
@@ -321,7 +324,7 @@ def ar1_pair(phi: float = 0.8) -> Scenario:
     ((100, 1), (100, 1))
     """
     if not -1 < phi < 1:
-        raise ValueError(f"`phi` must be in (-1, 1) (a stationary series); got {phi!r}.")
+        raise ValueError(f"`phi` must be in (-1, 1) (a stationary series); got {shown(phi)}.")
 
     def sampler(n: int, effect: float, gen: _Gen) -> _Pair:
         if not -1 <= effect <= 1:
@@ -372,7 +375,7 @@ def conditional_sine(frequency: float = 3.0) -> Scenario:
     [(50, 1), (50, 1), (50, 1)]
     """
     if not (np.isfinite(frequency) and frequency > 0):
-        raise ValueError(f"`frequency` must be a positive number; got {frequency!r}.")
+        raise ValueError(f"`frequency` must be a positive number; got {shown(frequency)}.")
 
     def sampler(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray, ...]:
         z = gen.normal(size=n)
@@ -386,8 +389,6 @@ def conditional_sine(frequency: float = 3.0) -> Scenario:
 
 
 def _dimension(d: int) -> int:
-    from .._validation import check_positive_int
-
     return check_positive_int(d, "d")
 
 
@@ -440,5 +441,5 @@ def get_scenario(name: str | Scenario) -> Scenario:
         return name
     if not isinstance(name, str) or name not in SCENARIOS:
         valid = ", ".join(repr(k) for k in sorted(SCENARIOS))
-        raise ValueError(f"`scenario` must be one of {valid}; got {name!r}.")
+        raise ValueError(f"`scenario` must be one of {valid}; got {shown(name)}.")
     return SCENARIOS[name]

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._typing import SeedLike
-from .._validation import check_positive_int, check_rng
-from ..groundtruth import GaussianMixture
+from .._validation import check_positive_int, check_rng, shown
+from ..studies.groundtruth import GaussianMixture
 
 __all__ = ["PAPERS_MIXTURE_WEIGHTS", "synthetic_mixture"]
 
@@ -92,7 +92,7 @@ def synthetic_mixture(
     for name, val in checks:
         if isinstance(val, bool) or not isinstance(val, numbers.Real) \
                 or not np.isfinite(float(val)) or val < 0:
-            raise ValueError(f"`{name}` must be a non-negative finite number; got {val!r}.")
+            raise ValueError(f"`{name}` must be a non-negative finite number; got {shown(val)}.")
     gen = check_rng(rng)
     means = gen.uniform(-mean_range, mean_range, size=(w.size, d))
     covs = np.empty((w.size, d, d))

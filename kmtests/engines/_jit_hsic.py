@@ -33,13 +33,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._numba_cache import enable_caching
+
 #: permutations per pass over the rows of `A` (the kernel below is written for 4)
 _GROUP = 4
 #: from this n on, the rows of `B` are copied to a buffer before the gathers (speed only)
 _COPY_MIN_N = 1024
 
 
-@njit(parallel=True, cache=True, fastmath=False, nogil=True)
+# cached on disk (numba's cache=True), but never inside an installed package: see
+# kmtests.engines._numba_cache
+@njit(parallel=True, fastmath=False, nogil=True)
 def pair_sums(A: np.ndarray, B: np.ndarray, perms: np.ndarray,
               out: np.ndarray) -> None:  # pragma: no cover - compiled
     n_perm, n = perms.shape
@@ -99,6 +103,9 @@ def pair_sums(A: np.ndarray, B: np.ndarray, perms: np.ndarray,
             out[b0 + 2] = s2
         if b0 + 3 < n_perm:
             out[b0 + 3] = s3
+
+
+enable_caching(pair_sums)
 
 
 def pair_sums_reference(A: np.ndarray, B: np.ndarray, perms: np.ndarray) -> np.ndarray:

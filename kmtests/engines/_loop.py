@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
-from ._threads import thread_count
+from . import _threads
+from ._threads import resolve_n_jobs, thread_count
 
 T = TypeVar("T")
 
@@ -56,12 +57,10 @@ def linalg_threads(n_jobs: int | None, n: int, single_below: int | None = None) 
     followed the machine's load would make a p-value differ in its last digits from run
     to run. Independent decompositions are run side by side instead, one BLAS thread
     each (:func:`map_items`), on as many workers as there are idle CPUs."""
-    from ._threads import resolve_n_jobs, usable_cpus
-
     if n_jobs is not None:
         return blas_threads(resolve_n_jobs(n_jobs) or 1)
     below = BLAS_SINGLE_BELOW if single_below is None else single_below
-    return blas_threads(1 if n < below else usable_cpus())
+    return blas_threads(1 if n < below else _threads.usable_cpus())  # looked up: tests patch it
 
 
 def map_items(fn: Callable[[Any], T], items: Sequence[Any] | np.ndarray,
@@ -87,9 +86,3 @@ def map_rows_multi(fn: Callable[[np.ndarray], T], perms: np.ndarray,
     """``[fn(perms[b]) for b]`` with single-threaded BLAS, over `n_jobs` threads
     (:func:`map_items` over the rows)."""
     return map_items(fn, perms, n_jobs)
-
-
-def map_rows(fn: Callable[[np.ndarray], float], perms: np.ndarray,
-             n_jobs: int | None = None) -> np.ndarray:
-    """``out[b] = fn(perms[b])`` with single-threaded BLAS, over `n_jobs` threads."""
-    return np.array(map_rows_multi(fn, perms, n_jobs), dtype=np.float64)

@@ -26,20 +26,23 @@ permutation's statistic with the same single-threaded calls.
 from __future__ import annotations
 
 import contextlib
-import os
 import numbers
+import os
+import time
 from typing import Any, Iterator
+
+import numpy as np
+
+from .._validation import shown
 
 
 def check_n_jobs(n_jobs: Any) -> int | None:
     """None, -1 (all CPUs) or 1..cpu_count; anything else raises."""
-    import numpy as np
-
     if n_jobs is None:
         return None
     n_cpu = os.cpu_count() or 1
     msg = (f"`n_jobs` must be None, -1 (all CPUs) or an integer from 1 to {n_cpu} (the "
-           f"number of CPUs); got {n_jobs!r}.")
+           f"number of CPUs); got {shown(n_jobs)}.")
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
         raise TypeError(msg)
     if int(n_jobs) == -1:
@@ -92,8 +95,6 @@ def _own_running() -> int:
 def idle_cpus() -> int:
     """The usable CPUs not running another process's task now (at least 1; see the
     module docs). Every usable CPU where ``/proc/loadavg`` cannot be read."""
-    import time
-
     now = time.monotonic()
     if _IDLE and now - _IDLE[0] < IDLE_TTL:
         return int(_IDLE[1])
@@ -121,7 +122,7 @@ def resolve_n_jobs(n_jobs: int | None) -> int | None:
     if n_jobs is None:
         return None
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError(f"`n_jobs` must be None, -1 or a positive integer; got {n_jobs!r}.")
+        raise ValueError(f"`n_jobs` must be None, -1 or a positive integer; got {shown(n_jobs)}.")
     n_max = os.cpu_count() or 1
     if n_jobs < 0:
         return max(1, n_max + 1 + int(n_jobs))

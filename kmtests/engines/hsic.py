@@ -38,8 +38,8 @@ import numpy as np
 from .._gram import CentredGram
 from ..estimators._rules import General, Rule, Uniform
 from ._loop import map_rows_multi
+from ._threads import numba_threads
 from ._values import Values
-
 
 #: below this many products (permutations x n^2) a batch of pair sums runs on one thread
 _SERIAL_WORK = 1 << 20
@@ -117,8 +117,6 @@ class PairedGrams:
     def pair_sums(self, perms: np.ndarray, n_jobs: int | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
         """``(S_p, D_p)`` for every permutation (:func:`pair_sums`), on `n_jobs` threads."""
-        from ._threads import numba_threads
-
         with numba_threads(n_jobs):
             return pair_sums(self, perms)
 
@@ -136,7 +134,6 @@ def pair_sums(pg: PairedGrams, perms: np.ndarray) -> tuple[np.ndarray, np.ndarra
     if perms.shape[0] * pg.n * pg.n < _SERIAL_WORK:
         # small work: one thread (a parallel launch costs more than the sums, and up to 100x
         # more when another process holds a core); the bits do not depend on the threads
-        from ._threads import numba_threads
 
         with numba_threads(1):
             jit_pair_sums(pg.Kc, pg.Lc, perms, S)

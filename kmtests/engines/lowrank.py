@@ -56,11 +56,19 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .. import _guards
+from .._guards import format_bytes
+from .._rng import child
+from .._validation import check_positive_int
 from ..estimators._rules import General, Rule, Uniform
+from ..kernels import _centred
+from ..problems.data import content_key
 from ._base import Engine, Requirements
-from ._loop import map_items
+from ._loop import map_items, map_rows_multi
 from ._values import Values
-from .mmd import mmd_uniform, split_sums
+from .hsic import hsic_uniform
+from .mmd import general_pieces, mmd_uniform, split_sums
+from .tiles import KernelTiles
 
 __all__ = ["DEFAULT_FEATURES", "Features", "FeaturePooled", "LowRankPair", "Nystrom", "RFF",
            "RFF_KERNELS", "check_rff_kernel", "feature_map",
@@ -136,10 +144,6 @@ class Features:
         """``max |Kc|`` of the centred Gram matrix: its largest diagonal entry (PSD)."""
         return float(self.sqnorms.max()) if self.n else 0.0
 
-    def gram_c(self) -> np.ndarray:
-        """The centred approximate Gram matrix ``Phi_c Phi_c'`` (N x N; for checks)."""
-        return self.phi @ self.phi.T
-
     def gram(self) -> np.ndarray:
         """The approximate Gram matrix ``Phi Phi'`` (N x N; for checks)."""
         full = self.phi + self.mean
@@ -159,8 +163,6 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
     ``_RTOL`` times the largest are dropped: ``Features.rank`` may be smaller
     than `n_features`.
     """
-    from .tiles import KernelTiles
-
     z = np.ascontiguousarray(z, dtype=np.float64)
     n = z.shape[0]
     m = min(int(n_features), n)
@@ -214,7 +216,6 @@ def rff_features(kernel: Any, z: np.ndarray, n_features: int,
         W /= np.abs(rng.standard_normal(r))[None, :]
     W /= bw[:, None]
     b = rng.uniform(0.0, 2.0 * np.pi, size=r)
-    from ..kernels import _centred
 
     zc, _ = _centred(z)  # two-pass centring: a translation of the data leaves no trace
     phi = np.empty((n, r))
@@ -349,9 +350,6 @@ def lowrank_mmd_general(fp: FeaturePooled, perms: np.ndarray, n_x: int, rule: Ge
     are sorted within each sample, so a split's value does not depend on its order;
     the features are drawn once on the pooled sample, so the test stays exact.
     """
-    from ._loop import map_rows_multi
-    from .mmd import general_pieces
-
     f = fp.f
     if rule.features is None:
         raise ValueError("this estimator has no feature form; use engine='exact'.")
@@ -414,8 +412,6 @@ def lowrank_hsic_values(fx: Features, fy: Features, perms: np.ndarray, rule: Rul
     The normalisation of :func:`kmtests.engines.hsic.hsic_values` on the
     centred approximate Gram matrices; uniform-weight rules only.
     """
-    from .hsic import hsic_uniform
-
     if not isinstance(rule, Uniform):
         raise ValueError("the low-rank engines run the estimators with uniform weights "
                          "(kme, skmse, bkmse, ...); use engine='exact'.")
@@ -489,9 +485,7 @@ def lowrank_batch(n: int, n_resamples: int) -> int:
     """Splits per batch of the MMD: whole chunks of the products (a smaller batch pads its
     last chunk: wasted products), as many as take at most 10% of the available memory (at
     least 512 MB) as permutation indices and byte masks."""
-    from .._guards import available_memory
-
-    free = available_memory()
+    free = _guards.available_memory()  # looked up: tests patch it
     budget = max(0.1 * (free if free is not None else 4e9), 512e6)
     chunks = max(1, int(budget // (17.0 * n * _CHUNK)))  # indices (2 copies) and mask
     return int(min(chunks * _CHUNK, -(-n_resamples // _CHUNK) * _CHUNK))
@@ -503,8 +497,6 @@ def _variable_rngs(gen: np.random.Generator, x: Any, y: Any
     position, nor by the order of the rows), so ``independence_test(y, x)`` draws each
     variable's features as ``independence_test(x, y)`` does, and a permutation of the rows
     of either variable draws the same features (the permutation test stays exact)."""
-    from ..problems.data import content_key
-
     first, second = gen.spawn(2)
     return (first, second) if content_key(x) <= content_key(y) else (second, first)
 
@@ -518,7 +510,6 @@ class _LowRank(Engine):
 
     def __init__(self, n_features: int | None = None, note: str = "") -> None:
         super().__init__(note)
-        from .._validation import check_positive_int
 
         self.n_features = (DEFAULT_FEATURES if n_features is None
                            else check_positive_int(n_features, "n_features"))
@@ -567,15 +558,11 @@ class _LowRank(Engine):
 
     def pooled(self, kernel: Any, z: np.ndarray, *, rng: Any = None,
                scale: float = 1.0) -> FeaturePooled:
-        from .._rng import child
-
         return FeaturePooled(self._features(kernel, z, child(rng, "features")))
 
     def paired(self, kx: Any, x: np.ndarray, ky: Any, y: np.ndarray, *, rng: Any = None,
                scales: tuple[float, float] = (1.0, 1.0), orientation: bool | None = None
                ) -> LowRankPair:
-        from .._rng import child
-
         gx, gy = _variable_rngs(child(rng, "features"), x, y)
         fx, fy = self._features(kx, x, gx), self._features(ky, y, gy)
         if orientation is None:
@@ -599,7 +586,6 @@ class _LowRank(Engine):
             what = f"the {self.name} engine's {r} features of each variable ({n} points) take"
             advice = ("Use fewer features (`n_features`) or test a random subsample of the "
                       "pairs.")
-        from .._guards import format_bytes
 
         return need, f"{what} {format_bytes(need)}", advice
 

@@ -43,6 +43,8 @@ import numpy as np
 
 from .._gram import CentredGram
 from ..estimators._rules import General, Rule, Uniform
+from ._loop import blas_threads, map_rows_multi
+from ._threads import thread_count
 from ._values import Values
 
 #: splits per BLAS call (fixed: the call shape must not depend on `batch`)
@@ -116,13 +118,6 @@ class SplitSums:
     rbar_y: np.ndarray
 
 
-def membership(perms: np.ndarray, n_x: int, n_total: int) -> np.ndarray:
-    """0/1 float matrix: row b marks the points that split b assigns to x."""
-    A = np.zeros((perms.shape[0], n_total))
-    A[np.arange(perms.shape[0])[:, None], perms[:, :n_x]] = 1.0
-    return A
-
-
 def _membership_into(A: np.ndarray, perms: np.ndarray, n_x: int) -> None:
     """Write the 0/1 membership rows of `perms` into the first rows of `A`; zero the rest."""
     A.fill(0.0)
@@ -144,9 +139,6 @@ def within_sums(K: np.ndarray, perms: np.ndarray, n_x: int,
     on the 2-core benchmark machine); above, the idle CPUs
     (:func:`kmtests.engines._threads.idle_cpus`).
     """
-    from ._loop import blas_threads
-    from ._threads import thread_count
-
     n = 1 if n_jobs is None and K.shape[0] < _SMALL_N else thread_count(n_jobs)
     with blas_threads(n):
         return _within_sums(K, perms, n_x)
@@ -156,9 +148,6 @@ def quadratic_forms(K: np.ndarray, A: np.ndarray, n_jobs: int | None = None) -> 
     """``a_b' K a_b`` for every row ``a_b`` of `A` (real-valued rows), with the
     block-triangular, fixed-shape products of :func:`within_sums`: a row's value does not
     depend on the other rows, nor on how the rows are batched."""
-    from ._loop import blas_threads
-    from ._threads import thread_count
-
     def fill(buf: np.ndarray, start: int, stop: int) -> None:
         buf.fill(0.0)
         buf[: stop - start] = A[start:stop]
@@ -261,8 +250,6 @@ def mmd_general(pg: PooledGram, perms: np.ndarray, n_x: int, rule: General,
     ``K = Kc + r1' + 1r' - g11'`` (``S`` the sums of the weights; the offsets
     vanish for the KME).
     """
-    from ._loop import map_rows_multi
-
     cg = pg.cg
     Kc, r, g = cg.Kc, cg.r, cg.g
     n_y = cg.n - n_x

@@ -41,7 +41,8 @@ import numpy as np
 
 from .._guards import available_memory, format_bytes
 from ._base import Engine, Requirements
-from ._values import Values
+from ._loop import blas_threads
+from ._threads import thread_count
 from .mmd import _CHUNK, _membership_into
 from .tiles import KernelTiles
 
@@ -124,9 +125,6 @@ class StreamedGram:
     def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
                     ) -> np.ndarray:
         """``a'Kc a`` for every split in `perms` (x = the first `n_x` entries of a row)."""
-        from ._loop import blas_threads
-        from ._threads import thread_count
-
         n_rows = perms.shape[0]
         groups = -(-n_rows // _CHUNK)
         A = np.zeros((groups * _CHUNK, self.n))
@@ -184,14 +182,6 @@ def _distributed_backend() -> bool:
         return False
     backend = get_active_backend()[0]
     return "dask" in type(backend).__name__.lower()
-
-
-def streamed_mmd_values(sg: StreamedGram, perms: np.ndarray, n_x: int, rule: Any,
-                        unbiased: bool, n_jobs: int | None = None) -> Values:
-    """MMD^2 of every split for a uniform rule, from the streamed sums."""
-    from .mmd import mmd_uniform, split_sums
-
-    return mmd_uniform(sg, split_sums(sg, perms, n_x, n_jobs), n_x, rule, unbiased)
 
 
 #: the membership chunk of one pass over the tiles is at most this share of free memory

@@ -40,6 +40,18 @@ from typing import Any
 
 import numpy as np
 
+from .._gram import PSD_CHECK_MAX, check_psd, check_symmetric
+from ..kernels import (
+    Distance,
+    Linear,
+    _BandwidthKernel,
+    _canonical_subsample,
+    _centred,
+    _norms,
+    _sqdist_unit,
+    _unit,
+)
+
 __all__ = ["KernelTiles"]
 
 
@@ -57,8 +69,6 @@ class KernelTiles:
     """
 
     def __init__(self, kernel: Any, z: np.ndarray, name: str = "the pooled sample") -> None:
-        from ..kernels import Distance, Linear, _BandwidthKernel, _centred, _unit
-
         self.kernel = kernel
         self.name = name
         z = np.ascontiguousarray(z, dtype=np.float64)
@@ -82,8 +92,6 @@ class KernelTiles:
                     self.c = float(m @ m)
                     self._form = "linear"
                 else:
-                    from ..kernels import _norms
-
                     zs, _, s = _unit(zc)
                     self.z = np.ascontiguousarray(zs)
                     self.s = s
@@ -114,7 +122,6 @@ class KernelTiles:
         ``z[other]``: what a Nyström approximation factorises."""
         if self._form != "radial":
             return self.rows(idx, other)
-        from ..kernels import _sqdist_unit
 
         D = _sqdist_unit(self.z[idx], self.z[other])
         D *= self.top2
@@ -143,8 +150,6 @@ class KernelTiles:
         return out
 
     def _values(self, a: np.ndarray, b: np.ndarray | None, same: bool) -> np.ndarray:
-        from ..kernels import _sqdist_unit
-
         if self._form == "radial":
             D = _sqdist_unit(a) if same else _sqdist_unit(a, b)
             D *= self.top2
@@ -169,8 +174,6 @@ class KernelTiles:
                              f"{self.kernel.phrase()}: the kernel overflows on these data; "
                              "rescale the data or choose another bandwidth or kernel.")
         if same and self._form == "generic":
-            from .._gram import check_symmetric
-
             out = check_symmetric(out, f"the Gram matrix of {self.kernel.phrase()}")
         return out
 
@@ -180,9 +183,6 @@ class KernelTiles:
 
     def _check_callable(self) -> None:
         """A user kernel: the in-memory engine's checks, on a canonical subsample."""
-        from .._gram import PSD_CHECK_MAX, check_psd, check_symmetric
-        from ..kernels import _canonical_subsample
-
         sub = _canonical_subsample(self.z, PSD_CHECK_MAX)
         what = f"the Gram matrix of {self.kernel.phrase()}"
         K = check_symmetric(self._generic(sub, sub), what)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._validation import shown
 from ._base import Embedding as Embedding
 from ._base import KernelMeanEstimator as KernelMeanEstimator
 from .empirical import KME as KME
@@ -50,7 +51,8 @@ def make(name: str, **params: Any) -> KernelMeanEstimator:
     """
     if not isinstance(name, str) or name.lower() not in ESTIMATORS:
         valid = ", ".join(repr(k) for k in sorted(ESTIMATORS))
-        raise ValueError(f"`estimator` must be one of {valid} or an estimator object; got {name!r}.")
+        raise ValueError(f"`estimator` must be one of {valid} or an estimator object; "
+                         f"got {shown(name)}.")
     return ESTIMATORS[name.lower()](**params)
 
 

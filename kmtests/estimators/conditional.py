@@ -69,6 +69,8 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
+from .._gram import centred_spectrum, psd_factor
+from .._validation import check_choice, shown
 from .filters import FILTERS, shrink_factor
 
 __all__ = ["CRITERIA", "ConditionalMeanEmbedding", "FittedRegression", "RidgeResidual",
@@ -158,7 +160,6 @@ def z_spectrum(kernel: Any, z: np.ndarray, *, cache: bool = True) -> ZSpectrum:
         hit = _cache_get(key)
         if hit is not None:
             return hit
-    from .._gram import centred_spectrum
 
     Kc = kernel.centred_gram(z, name="z").Kc
     kappa, U = centred_spectrum(Kc)
@@ -348,8 +349,6 @@ class RidgeResidual:
         """``R Kc R``: ``(R F)(R F)'`` with ``F F' = Kc`` (about ``5 n^2 r`` flops) when
         `Kc` has numerical rank ``r`` below ``0.9 n``, else two products with ``R``
         (about ``5 n^3``)."""
-        from .._gram import psd_factor
-
         F = psd_factor(Kc, int(0.9 * self.n))
         if F is not None:
             G = self.residual_features(F)
@@ -486,8 +485,6 @@ class ConditionalMeanEmbedding:
     name: ClassVar[str] = "cme"
 
     def __post_init__(self) -> None:
-        from .._validation import check_choice
-
         check_choice(self.filter, "filter", tuple(FILTERS))
         check_choice(self.criterion, "criterion", CRITERIA)
         if isinstance(self.max_df, bool) or not (
@@ -505,15 +502,15 @@ class ConditionalMeanEmbedding:
         if isinstance(lam, str):
             if lam != "auto":
                 raise ValueError(f"`lam` must be a positive number, a sequence of them or "
-                                 f"'auto'; got {lam!r}.")
+                                 f"'auto'; got {shown(lam)}.")
             return None
         arr = np.atleast_1d(np.asarray(lam, dtype=np.float64)) if not isinstance(
             lam, bool) else np.array([np.nan])
         if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
             raise ValueError(f"`lam` must be a positive number, a sequence of them or 'auto'; "
-                             f"got {lam!r}.")
+                             f"got {shown(lam)}.")
         if np.unique(arr).size != arr.size:
-            raise ValueError(f"`lam` must not repeat values; got {lam!r}.")
+            raise ValueError(f"`lam` must not repeat values; got {shown(lam)}.")
         return arr
 
     @property

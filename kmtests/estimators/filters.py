@@ -23,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 
+from .._validation import check_choice
+
 __all__ = ["FILTERS", "filter_function", "shrink_factor"]
 
 
@@ -59,8 +61,6 @@ FILTERS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
 
 def filter_function(name: str) -> Callable[[np.ndarray, float], np.ndarray]:
     """The filter ``g_lambda`` called `name` (an error names the choices)."""
-    from .._validation import check_choice
-
     return FILTERS[check_choice(name, "filter", tuple(FILTERS))]
 
 

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._typing import ArrayLike
-from .._validation import as_sample, check_positive_int
+from .._validation import as_sample, check_positive_int, shown
 from ..kernels import ARDGaussian, Gaussian, Kernel, resolve_kernel, sq_distances
 from ._base import Embedding, KernelMeanEstimator, gaussian_bandwidths2, smoothed_gaussian_gram
 from ._rules import Uniform
@@ -49,7 +49,7 @@ def _as_variances(value: Any, d: int, name: str) -> np.ndarray:
         v = np.full(d, float(v[0]))
     if v.shape != (d,) or not np.all(np.isfinite(v)) or np.any(v < 0):
         raise ValueError(f"`{name}` must be a non-negative finite number or {d} of them "
-                         f"(one per column); got {value!r}.")
+                         f"(one per column); got {shown(value)}.")
     return v
 
 
@@ -275,7 +275,7 @@ def _check_range(rng: Any) -> tuple[float, float]:
     except (TypeError, ValueError) as exc:
         raise TypeError("`sigma2_range` must be a pair of numbers (lo, hi).") from exc
     if not (np.isfinite(lo) and np.isfinite(hi) and 0 < lo < hi):
-        raise ValueError(f"`sigma2_range` must satisfy 0 < lo < hi (finite); got {rng!r}.")
+        raise ValueError(f"`sigma2_range` must satisfy 0 < lo < hi (finite); got {shown(rng)}.")
     return lo, hi
 
 
@@ -567,7 +567,7 @@ def linearized_weights(x: ArrayLike, smoothing: Any, *, kernel: Any = "gaussian"
     _check_gaussian(kern, "linearized_weights")
     if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) \
             or not np.isfinite(jitter) or jitter < 0:
-        raise ValueError(f"`jitter` must be a non-negative finite number; got {jitter!r}.")
+        raise ValueError(f"`jitter` must be a non-negative finite number; got {shown(jitter)}.")
     n, d = xa.shape
     theta2 = gaussian_bandwidths2(kern, d)
     e = _as_variances(smoothing, d, "smoothing")

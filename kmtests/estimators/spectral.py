@@ -37,8 +37,9 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .._validation import shown
 from . import _loocv as L
-from ._base import KernelMeanEstimator
+from ._base import FixedTuningError, KernelMeanEstimator
 from ._rules import General
 
 __all__ = ["FKMSE", "IteratedTikhonov", "Landweber", "NuMethod", "TSVD"]
@@ -59,7 +60,7 @@ def _check_pos(value: Any, name: str, *, allow_none: bool = False) -> None:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a positive number{' or None' if allow_none else ''}.")
     if not (np.isfinite(float(value)) and float(value) > 0):
-        raise ValueError(f"`{name}` must be a positive finite number; got {value!r}.")
+        raise ValueError(f"`{name}` must be a positive finite number; got {shown(value)}.")
 
 
 def _curve(grid: np.ndarray, score: np.ndarray) -> dict[str, np.ndarray]:
@@ -599,8 +600,6 @@ class TSVD(_SpectralFilter):
         _check_int(self.rank, "rank", allow_none=True)
 
     def with_fixed(self, params: dict[str, Any]) -> "TSVD":
-        from ._base import FixedTuningError
-
         raise FixedTuningError(
             f"estimator {self.name!r}: a rank chosen on the pooled sample does not transfer "
             "to samples of other sizes; use tuning='permutation'.")

@@ -16,11 +16,12 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     _validate_data = None
 
+import copy
+
 from .._guards import check_memory, format_bytes
 from .._validation import refuse_non_real
 from ..estimators import Embedding, KernelMeanEstimator, resolve_estimator
-from ..kernels import (ARDGaussian, Gaussian, Kernel, Laplacian, Linear, Polynomial,
-                       resolve_kernel)
+from ..kernels import ARDGaussian, Gaussian, Kernel, Laplacian, Linear, Polynomial, resolve_kernel
 
 __all__ = ["CloneMixin", "check_arrays_memory", "check_estimator_param", "check_finite_values",
            "check_kernel_finite", "check_real", "embedding_arrays", "fit_kernel", "kernel_diag",
@@ -67,8 +68,6 @@ class CloneMixin:
         obj = type(self)(**new)
         for attr in ("_metadata_request", "_sklearn_output_config"):
             if attr in self.__dict__:
-                import copy
-
                 setattr(obj, attr, copy.deepcopy(self.__dict__[attr]))
         return obj
 

@@ -174,19 +174,7 @@ def expected_kernel(P: Sequence[Normal], Q: Sequence[Normal] | None = None, *,
     kern = resolve_kernel(kernel, bandwidth if isinstance(kernel, str)
                           and kernel.lower() == "gaussian" else "median")
     if isinstance(kern, Gaussian):
-        if not kern.is_fitted:
-            raise ValueError("`bandwidth` must be a positive number for Gaussian inputs "
-                             "(there is no sample to apply the median heuristic to).")
-        s2 = float(kern.bandwidth) ** 2
-        out = np.empty((len(P), len(Q)))
-        eye = s2 * np.eye(d)
-        for i in range(len(P)):
-            M = Sp[i][None] + Sq + eye
-            _, logdet = np.linalg.slogdet(M)
-            diff = mp[i][None, :] - mq
-            quad = np.einsum("jd,jd->j", diff, np.linalg.solve(M, diff[:, :, None])[:, :, 0])
-            out[i] = np.exp(-0.5 * (logdet - d * np.log(s2) + quad))
-        return out
+        return _gaussian_expected(kern, mp, Sp, mq, Sq)
     if isinstance(kern, Linear):
         out = mp @ mq.T
         if linear_trace:
@@ -198,24 +186,50 @@ def expected_kernel(P: Sequence[Normal], Q: Sequence[Normal] | None = None, *,
     if isinstance(kern, Polynomial) and kern.degree <= 3:
         if linear_trace:
             raise ValueError("`linear_trace` applies to the linear kernel only.")
-        p, c = kern.degree, kern.coef0
-        t = mp @ mq.T
-        if p == 1:
-            return t + c
-        d2 = d * d
-        tr = Sp.reshape(len(P), d2) @ Sq.reshape(len(Q), d2).T
-        mSm_q = np.einsum("ia,ib->iab", mp, mp).reshape(len(P), d2) @ Sq.reshape(len(Q), d2).T
-        mSm_p = (np.einsum("ja,jb->jab", mq, mq).reshape(len(Q), d2)
-                 @ Sp.reshape(len(P), d2).T).T
-        S = tr + mSm_q + mSm_p
-        if p == 2:
-            return (t + c) ** 2 + S
-        # kappa_ij = (S_j m_i)'(S_i m_j) = sum_{a,b,c} S_i[a,c] m_i[b] S_j[a,b] m_j[c]
-        A = np.einsum("iac,ib->iabc", Sp, mp).reshape(len(P), d2 * d)
-        B = np.einsum("jab,jc->jabc", Sq, mq).reshape(len(Q), d2 * d)
-        return (t + c) ** 3 + 3.0 * (t + c) * S + 6.0 * (A @ B.T)
+        return _polynomial_expected(kern, mp, Sp, mq, Sq)
     raise ValueError("`kernel` must be 'gaussian', 'linear' or 'polynomial' (degree <= 3) "
                      f"for Gaussian inputs; got {kern!r}.")
+
+
+def _gaussian_expected(kern: Gaussian, mp: np.ndarray, Sp: np.ndarray, mq: np.ndarray,
+                       Sq: np.ndarray) -> np.ndarray:
+    """:func:`expected_kernel` of the Gaussian kernel (means and covariances stacked)."""
+    d = mp.shape[1]
+    if not kern.is_fitted:
+        raise ValueError("`bandwidth` must be a positive number for Gaussian inputs "
+                         "(there is no sample to apply the median heuristic to).")
+    s2 = float(kern.bandwidth) ** 2
+    out = np.empty((len(mp), len(mq)))
+    eye = s2 * np.eye(d)
+    for i in range(len(mp)):
+        M = Sp[i][None] + Sq + eye
+        _, logdet = np.linalg.slogdet(M)
+        diff = mp[i][None, :] - mq
+        quad = np.einsum("jd,jd->j", diff, np.linalg.solve(M, diff[:, :, None])[:, :, 0])
+        out[i] = np.exp(-0.5 * (logdet - d * np.log(s2) + quad))
+    return out
+
+
+def _polynomial_expected(kern: Polynomial, mp: np.ndarray, Sp: np.ndarray, mq: np.ndarray,
+                         Sq: np.ndarray) -> np.ndarray:
+    """:func:`expected_kernel` of a polynomial kernel of degree <= 3."""
+    d = mp.shape[1]
+    p, c = kern.degree, kern.coef0
+    t = mp @ mq.T
+    if p == 1:
+        return t + c
+    d2 = d * d
+    tr = Sp.reshape(len(mp), d2) @ Sq.reshape(len(mq), d2).T
+    mSm_q = np.einsum("ia,ib->iab", mp, mp).reshape(len(mp), d2) @ Sq.reshape(len(mq), d2).T
+    mSm_p = (np.einsum("ja,jb->jab", mq, mq).reshape(len(mq), d2)
+             @ Sp.reshape(len(mp), d2).T).T
+    S = tr + mSm_q + mSm_p
+    if p == 2:
+        return (t + c) ** 2 + S
+    # kappa_ij = (S_j m_i)'(S_i m_j) = sum_{a,b,c} S_i[a,c] m_i[b] S_j[a,b] m_j[c]
+    A = np.einsum("iac,ib->iabc", Sp, mp).reshape(len(mp), d2 * d)
+    B = np.einsum("jab,jc->jabc", Sq, mq).reshape(len(mq), d2 * d)
+    return (t + c) ** 3 + 3.0 * (t + c) * S + 6.0 * (A @ B.T)
 
 
 def flex_gram(x: ArrayLike, variances: ArrayLike, y: ArrayLike | None = None,

@@ -27,7 +27,9 @@ The tests take ``method="permutation"``, ``"gamma"``, ``"normal"``,
   null of the V-statistics HSIC_b and KCI from the eigenvalues of the product of
   their Gram matrices (:mod:`kmtests.null.chi2`; approximate);
 * :class:`AsymptoticChiSquare` (``"asymptotic"``) — the chi-square null of the
-  interpretable tests with learned features (ME, SCF, NFSIC; approximate).
+  interpretable tests with learned features (ME, SCF, NFSIC; approximate);
+* :class:`MonteCarloMethod` (``"monte_carlo"``) — the statistic of fresh samples drawn
+  from the model of a one-sample problem (exact level; :mod:`kmtests.null.monte_carlo`).
 
 The result of a test keeps the method object (``res.method``), and the
 method decides how the result describes its p-value: the method line, the
@@ -53,6 +55,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._typing import SeedLike
+from .._validation import check_choice
 from ..engines._threads import check_n_jobs as check_n_jobs
 from ._base import NullMethod as NullMethod
 from ._base import NullOutcome as NullOutcome
@@ -62,13 +65,14 @@ from .chi2 import AsymptoticChiSquare as AsymptoticChiSquare
 from .chi2 import WeightedChiSquare as WeightedChiSquare
 from .gamma import GammaMethod as GammaMethod
 from .joint_gamma import JointGammaMethod as JointGammaMethod
+from .monte_carlo import MonteCarloMethod as MonteCarloMethod
 from .normal import NormalMethod as NormalMethod
 from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
 from .permutation import PermutationMethod as PermutationMethod
 from .wild import WildBootstrap as WildBootstrap
 
 __all__ = ["AsymptoticChiSquare", "BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
-           "METHODS", "NormalMethod", "NullMethod", "PermutationMethod", "WeightedChiSquare",
+           "METHODS", "MonteCarloMethod", "VARIANTS", "NormalMethod", "method_class", "NullMethod", "PermutationMethod", "WeightedChiSquare",
            "WildBootstrap", "check_n_jobs", "method_statistic", "resolve_method"]
 
 #: the null methods by name
@@ -76,7 +80,32 @@ METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma
                                         "normal": NormalMethod, "wild": WildBootstrap,
                                         "chi2": WeightedChiSquare,
                                         "asymptotic": AsymptoticChiSquare,
-                                        "bootstrap": BootstrapMethod}
+                                        "bootstrap": BootstrapMethod,
+                                        "monte_carlo": MonteCarloMethod}
+
+
+#: a method name that configures another method for a problem, by (problem kind, name):
+#: ``method="gamma"`` of a conditional problem fits Zhang et al.'s asymptotic moments, of
+#: a joint problem it is dHSIC's gamma; ``method="wild"`` of a conditional problem draws
+#: Gaussian multipliers (the weighted chi-square null itself; Rademacher ones are liberal)
+VARIANTS: dict[tuple[str, str], tuple[type[NullMethod], dict[str, Any]]] = {
+    ("conditional", "gamma"): (GammaMethod, {"moments": "asymptotic"}),
+    ("conditional", "wild"): (WildBootstrap, {"process": "gaussian"}),
+    ("joint", "gamma"): (JointGammaMethod, {}),
+}
+
+
+def method_class(method: Any, kind: str | None = None, default: str = "permutation"
+                 ) -> tuple[type[NullMethod], dict[str, Any]] | None:
+    """The class (and fixed options) `method` names for a problem of `kind` (None: not a
+    known name; an object: its own class)."""
+    if isinstance(method, NullMethod):
+        return type(method), {}
+    name = default if method is None else method
+    if not isinstance(name, str) or name.lower() not in METHODS:
+        return None
+    name = name.lower()
+    return VARIANTS.get((kind or "", name), (METHODS[name], {}))
 
 
 def method_statistic(method: Any, kind: str) -> str | None:
@@ -96,25 +125,37 @@ def method_statistic(method: Any, kind: str) -> str | None:
 
 def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
                    rng: SeedLike = None, n_jobs: Any = None, progress: Any = None,
-                   default: str = "permutation") -> NullMethod:
+                   default: str = "permutation", problem: Any = None) -> NullMethod:
     """A method name or object plus the tests' own keyword options -> a method object.
 
-    ``method=None`` stands for `default` (the statistic's own null). With a name,
-    the keyword options configure it (``n_resamples`` defaults to 9999); an option
-    the method does not take is an error. With an object, giving one of them as
-    well is an error (give it in one place); `n_jobs` may still be given to set
-    its threads.
+    ``method=None`` stands for `default` (the statistic's own null). A name means
+    what it means for `problem` (:data:`VARIANTS`; a problem that lists its
+    ``null_methods`` takes only those). With a name, the keyword options configure
+    it (``n_resamples`` defaults to 9999); an option the method does not take is an
+    error, but `rng` (a seed given to every test of a script) is dropped when the
+    method draws nothing (the plan says so in the result). With an object, giving one
+    of them as well is an error (give it in one place); `n_jobs` may still be given to
+    set its threads.
     """
     given = {"n_resamples": n_resamples, "batch": batch, "rng": rng, "progress": progress,
              "n_jobs": n_jobs}
     if isinstance(method, NullMethod):
+        if rng is not None and "rng" not in method.test_options:
+            given["rng"] = None
         return _with_options(method, given)
     name = default if method is None else method
+    allowed = getattr(problem, "null_methods", None)
+    if allowed is not None:
+        name = check_choice(name, "method", allowed)
     if not isinstance(name, str) or name.lower() not in METHODS:
         names = ", ".join(repr(k) for k in sorted(METHODS))
         raise ValueError(f"`method` must be one of {names}, or a method object of "
                          f"kmtests.null; got {method!r}.")
-    cls = METHODS[name.lower()]
+    found = method_class(name, getattr(problem, "kind", None))
+    assert found is not None
+    cls, fixed = found
+    if rng is not None and "rng" not in cls.test_options:
+        given["rng"] = None
     clash = [k for k, v in given.items() if v is not None and k not in cls.test_options]
     if clash:
         which = (f"the statistic's null (method={name.lower()!r}, its default)"
@@ -123,7 +164,7 @@ def resolve_method(method: Any, *, n_resamples: Any = None, batch: Any = None,
                          f"{', '.join(f'`{k}`' for k in clash)} do(es) not apply."
                          + (" Drop them, or run a permutation test with engine='exact' or "
                             "'streamed'." if method is None else ""))
-    opts = {k: v for k, v in given.items() if v is not None}
+    opts = {**fixed, **{k: v for k, v in given.items() if v is not None}}
     if "n_resamples" in cls.test_options and "n_resamples" not in opts:
         opts["n_resamples"] = DEFAULT_N_RESAMPLES
     return cls(**opts)

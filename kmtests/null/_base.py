@@ -98,17 +98,35 @@ class NullMethod(abc.ABC):
         return None
 
     # -- applicability ------------------------------------------------------------------------
-    #: it draws the arrangements of the problem's scheme (restricted ones included)
-    uses_scheme: ClassVar[bool] = False
+    #: what it draws, which the problem judges (``Problem.refuses``): ``"arrangements"``
+    #: of the problem's scheme (restricted ones included), ``"multipliers"`` (a wild
+    #: bootstrap), ``"resamples"`` (a bootstrap), ``"samples"`` (fresh samples from the
+    #: problem's model), ``"law"`` (draws from an approximating law) or ``"nothing"``
+    draws: ClassVar[str] = "nothing"
+    #: the statistics whose null it approximates, in words (a problem with a null method of
+    #: its own refuses a method that approximates another: ``Problem.refuses``)
+    approximates: ClassVar[str] = ""
 
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:
-        """Raise ``ValueError`` if the method does not apply to `statistic` on `engine`."""
+        """Raise ``ValueError`` if the method does not apply to `statistic` on `engine`, or
+        does not keep `problem`'s null (the problem says: ``problem.refuses``)."""
+        why = problem.refuses(self)
+        if why:
+            raise ValueError(why)
         if self.needs not in statistic.offers(engine):
             raise ValueError(self.refusal(statistic, engine))
-        if not problem.scheme.full and not self.uses_scheme:
-            raise ValueError(f"method={self.name!r} approximates the null of unrestricted "
-                             "arrangements; `strata` and `blocks` restrict the permutations: "
-                             "use method='permutation'.")
+        why = self.form_refusal(statistic.form(), statistic, problem) \
+            if self.needs == "kernel_form" else None
+        if why:
+            raise ValueError(why)
+        if self.draws not in problem.draws_kept:
+            raise ValueError(f"method={self.name!r} draws {self.draws}, which do not keep the "
+                             f"null of the {problem.kind} problem.")
+
+    def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
+        """Why the statistic's kernel form has no null law of this method (None: it has):
+        the method asks the form (:mod:`kmtests.statistics.forms`)."""
+        return None
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         """Why the method does not apply (the statistic does not offer what it needs)."""

@@ -66,6 +66,7 @@ class BootstrapMethod(ResamplingMethod):
     """
 
     name: ClassVar[str] = "bootstrap"
+    draws: ClassVar[str] = "resamples"
     needs: ClassVar[str] = "resampled"
 
     def refusal(self, statistic: Any, engine: Any) -> str:

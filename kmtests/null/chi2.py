@@ -32,43 +32,14 @@ import numpy as np
 from .._summary import Annotated
 from .._validation import check_rng
 from ._base import NullMethod, NullOutcome, ResultLike, RunContext
+from ..statistics.null_laws import lowrank_products as lowrank_products
+from ..statistics.null_laws import null_eigenvalues as null_eigenvalues
 from .permutation import ResamplingMethod, check_finite_statistic, pvalue_upper
 
 __all__ = ["AsymptoticChiSquare", "WeightedChiSquare", "lowrank_products", "null_eigenvalues"]
 
 #: chi-square draws per step (rows of B x r); fixed so that `batch` does not change them
 _DRAW = 256
-#: eigenvalues below this fraction of the largest are dropped (causal-learn: 1e-5)
-_RELATIVE = 1e-12
-
-
-def lowrank_products(Fx: np.ndarray, Fy: np.ndarray, rows: int = 2048
-                     ) -> tuple[float, np.ndarray]:
-    """``(tr M, W'W)`` for ``M = (Fx Fx') o (Fy Fy')`` given by features: ``W`` has the
-    rows ``Fx_t (x) Fy_t`` (n x r_x r_y), so ``M = W W'`` and its nonzero eigenvalues are
-    those of ``W'W``; accumulated over row blocks (no n x n matrix)."""
-    n, rx = Fx.shape
-    ry = Fy.shape[1]
-    C = np.zeros((rx * ry, rx * ry))
-    tr = 0.0
-    for a in range(0, n, rows):
-        W = (Fx[a:a + rows, :, None] * Fy[a:a + rows, None, :]).reshape(-1, rx * ry)
-        C += W.T @ W
-        tr += float(np.einsum("ij,ij->", W, W))
-    return tr, 0.5 * (C + C.T)
-
-
-def null_eigenvalues(Kc: np.ndarray, Lc: np.ndarray, lowrank: bool = False) -> np.ndarray:
-    """The positive eigenvalues of ``Kc o Lc / n^2`` (the weights of the chi-squares),
-    descending; with `lowrank`, `Kc` and `Lc` are features (``Kc Kc'``, ``Lc Lc'``)."""
-    n = Kc.shape[0]
-    if lowrank:
-        M = lowrank_products(Kc, Lc)[1]
-    else:
-        M = Kc * Lc
-    ev = np.linalg.eigvalsh(0.5 * (M + M.T))[::-1] / n**2
-    top = float(ev[0]) if ev.size else 0.0
-    return ev[ev > max(top, 0.0) * _RELATIVE] if top > 0 else ev[:0]
 
 
 @dataclass(frozen=True)
@@ -85,17 +56,12 @@ class WeightedChiSquare(ResamplingMethod):
     """
 
     name: ClassVar[str] = "chi2"
+    draws: ClassVar[str] = "law"
     needs: ClassVar[str] = "kernel_form"
     own_statistic: ClassVar[Mapping[str, str]] = {"independence": "biased"}
 
-    def check(self, statistic: Any, problem: Any, engine: Any) -> None:
-        super().check(statistic, problem, engine)
-        form = statistic.form()
-        if form.kind not in ("hsic", "kci", "kci_lowrank") or form.unbiased or not form.kme:
-            raise ValueError("method='chi2' approximates the null of the V-statistics HSIC_b "
-                             f"and KCI; the test computes {form.name}: use "
-                             "statistic='biased' with estimator='kme' for HSIC, or "
-                             f"method={statistic.default_method!r}.")
+    def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
+        return info.form.chi2_refusal(info, statistic.default_method)
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         return ("method='chi2' needs the Gram matrices in memory (engine='exact') and an "
@@ -107,7 +73,7 @@ class WeightedChiSquare(ResamplingMethod):
 
         kf = prepared.kernel_form()
         with linalg_threads(self.n_jobs, kf.Kc.shape[0]):
-            lam = null_eigenvalues(kf.Kc, kf.Lc, kf.kind == "kci_lowrank") * kf.scale
+            lam = kf.chi2_weights()
         gen = check_rng(self.rng)
         B = self.n_resamples
         null = np.empty(B)

@@ -36,16 +36,21 @@ spectral-regularised statistics over a grid of lambdas — is computed on the
 from __future__ import annotations
 
 import warnings
-
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_choice, shown
+from .._warnings import DegenerateStatisticWarning
 from ._base import NullOutcome
-from .permutation import (TIE_RTOL, check_finite_statistic, pvalue_upper, tie_tolerance,
-                          warn_if_constant)
+from .permutation import (
+    TIE_RTOL,
+    check_finite_statistic,
+    pvalue_upper,
+    tie_tolerance,
+    warn_if_constant,
+)
 
 __all__ = ["Fuse", "MinP", "Separate", "fuse_statistic", "member_rejections",
            "minp_combination", "weights"]
@@ -66,7 +71,7 @@ def weights(kind: str | Sequence[float], m: int) -> np.ndarray:
         w = np.asarray(kind, dtype=np.float64)
         if w.shape != (m,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
             raise ValueError(f"`weights` must be 'uniform', 'increasing', 'decreasing', "
-                             f"'centred' or {m} positive numbers; got {kind!r}.")
+                             f"'centred' or {m} positive numbers; got {shown(kind)}.")
         return w / w.sum()
     kind = check_choice(kind, "weights", _WEIGHTS)
     i = np.arange(1, m + 1, dtype=np.float64)
@@ -258,8 +263,6 @@ class _Combination:
         """DegenerateStatisticWarning when every member is the same on every arrangement."""
         tol = TIE_RTOL * (S + S[0:1, :])
         if T.shape[0] > 1 and bool(np.all(np.abs(T - T[0:1, :]) <= tol)):
-            from .._warnings import DegenerateStatisticWarning
-
             warnings.warn(
                 f"every member of {what} is the same for the data and for every "
                 "permutation (to rounding): the aggregated statistic cannot vary with the "
@@ -333,7 +336,7 @@ class Fuse(_Combination):
                 raise ValueError(
                     "MMD-FUSE: every member's normaliser is 0 or not finite (every member's "
                     "statistic is 0 for every arrangement); no fused statistic exists. Use "
-                    "method='mmdagg', or other members.")
+                    "combination='mmdagg', or other members.")
             notes.append(f"MMD-FUSE dropped {len(dropped)} member(s) whose normaliser is 0 "
                          "(their statistic is 0 for every arrangement): "
                          + "; ".join(dropped) + "; the prior weights of the others were "

@@ -37,7 +37,7 @@ import numpy as np
 
 from .._summary import Annotated
 from ._base import NullMethod, NullOutcome, ResultLike, RunContext
-from .gamma import _gamma_sf
+from ..statistics.null_laws import _gamma_sf
 
 __all__ = ["JointGammaMethod", "dhsic_gamma", "dhsic_moments"]
 
@@ -100,6 +100,7 @@ class JointGammaMethod(NullMethod):
     """
 
     name: ClassVar[str] = "gamma"
+    approximates: ClassVar[str] = "dHSIC"
     needs: ClassVar[str] = "joint_grams"
 
     def check(self, statistic: Any, problem: Any, engine: Any) -> None:

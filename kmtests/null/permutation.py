@@ -371,16 +371,7 @@ class PermutationMethod(ResamplingMethod):
 
     name: ClassVar[str] = "permutation"
     needs: ClassVar[str] = "values"
-    uses_scheme: ClassVar[bool] = True
-
-    def check(self, statistic: Any, problem: Any, engine: Any) -> None:
-        super().check(statistic, problem, engine)
-        if problem.kind == "conditional" and problem.scheme.full:
-            raise ValueError(
-                "method='permutation' needs permutations that keep the conditional null: "
-                "permuting y against (x, z) also breaks the dependence of y on z. Give "
-                "`strata` (y permuted within groups of equal z: exact for a discrete z), or "
-                "use method='gamma', 'chi2' or 'wild' (approximate).")
+    draws: ClassVar[str] = "arrangements"
 
     def refusal(self, statistic: Any, engine: Any) -> str:
         return (f"{statistic.refusal_subject()} has an asymptotic null "

@@ -12,11 +12,13 @@ chi-square and wild-bootstrap nulls).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .._validation import as_sample
+from ..kernels import Kernel, Precomputed
+from ._base import Problem
 from .conventions import prepare_data
 from .data import Variable, _labels, align_index, data_label, refuse_omitted
 from .schemes import Pairing, Scheme, Within
@@ -25,7 +27,7 @@ __all__ = ["ConditionalProblem", "conditional_problem"]
 
 
 @dataclass(frozen=True, eq=False)
-class ConditionalProblem:
+class ConditionalProblem(Problem):
     """Paired variables ``x``, ``y`` and the conditioning variable ``z`` (rows paired)."""
 
     x: Variable
@@ -38,6 +40,46 @@ class ConditionalProblem:
     kind: ClassVar[str] = "conditional"
     roles: ClassVar[tuple[str, ...]] = ("x", "y", "z")
     precomputed: ClassVar[bool] = False
+    engine_scheme: ClassVar[str] = "pairing"
+    kernel_keywords: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "x": ("kernel_x", "bandwidth_x"), "y": ("kernel_y", "bandwidth_y"),
+        "z": ("kernel_z", "bandwidth_z")}
+
+    @classmethod
+    def kernels(cls, keywords: Mapping[str, Any], data: tuple[Any, ...]) -> dict[str, Kernel]:
+        """The kernels of x and y; z's kernel with its bandwidth when one number is given
+        (else the median heuristic, which the statistic's search over bandwidths starts
+        from: ``bandwidth_z="auto"``)."""
+        bw = keywords["bandwidth_z"]
+        fixed = isinstance(bw, (int, float)) and not isinstance(bw, bool)
+        ks = super().kernels({**keywords, "bandwidth_z": bw if fixed else "median"}, data)
+        if any(isinstance(k, Precomputed) for k in ks.values()):
+            raise ValueError("the conditional test standardises the data and computes the "
+                             "kernels from them; precomputed Gram matrices are not supported.")
+        return ks
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "ConditionalProblem":
+        return conditional_problem(*data, data_name=data_name, axis=axis,
+                                   nan_policy=nan_policy)
+
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return "kci"
+
+    def restricted(self, strata: Any = None, blocks: Any = None) -> "ConditionalProblem":
+        return self if strata is None else self.within(strata)
+
+    def refuses(self, method: Any) -> str | None:
+        """Permutations of y against (x, z) keep the conditional null only within strata of
+        equal z."""
+        if method.draws == "arrangements" and self.scheme.full:
+            return ("method='permutation' needs permutations that keep the conditional null: "
+                    "permuting y against (x, z) also breaks the dependence of y on z. Give "
+                    "`strata` (y permuted within groups of equal z: exact for a discrete z), "
+                    "or use method='gamma', 'chi2' or 'wild' (approximate).")
+        return super().refuses(method)
 
     @property
     def n(self) -> int:

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import as_sample, check_choice, locate
+from .._validation import as_sample, check_choice, locate, shown
 
 __all__ = ["ALTERNATIVES", "NAN_POLICIES", "check_alternative", "check_axis",
            "check_nan_policy", "prepare_data"]
@@ -58,14 +58,15 @@ def check_alternative(alternative: Any) -> str:
         return "greater"
     if isinstance(alternative, str) and alternative.lower() in ("two-sided", "less"):
         raise ValueError(
-            f"alternative={alternative!r} has no meaning for a kernel test: its statistic "
+            f"alternative={shown(alternative)} has no meaning for a kernel test: its "
+            "statistic "
             "estimates a squared distance between kernel embeddings (MMD^2, HSIC, dHSIC, "
             "KCI), which is 0 under the null hypothesis and positive under the alternatives "
             "the kernel detects, so only large values are evidence against the null (an "
             "unbiased statistic below 0 is evidence for it). The test is one-sided: use "
             "alternative='greater' (the default).")
     raise ValueError(f"`alternative` must be 'greater' (kernel tests are one-sided); got "
-                     f"{alternative!r}.")
+                     f"{shown(alternative)}.")
 
 
 def check_nan_policy(nan_policy: Any) -> str:
@@ -189,6 +190,18 @@ def prepare_data(data: Sequence[Any], names: Sequence[str], *, axis: Any = 0,
     missing = [np.isnan(a).any(axis=1) for a in arrays]
     if paired and len({a.shape[0] for a in arrays}) > 1:
         return out, []  # different numbers of observations: the problem says so
+    _refuse_missing(out, arrays, names, flags, missing, policy)
+    if not any(m.any() for m in missing):
+        return out, []
+    if paired:
+        return _omit_paired(out, arrays, names, flags, missing)
+    return _omit_each(out, arrays, names, missing)
+
+
+def _refuse_missing(out: list[Any], arrays: list[np.ndarray], names: Sequence[str],
+                    flags: list[bool], missing: list[np.ndarray], policy: str) -> None:
+    """A missing value in a Gram matrix, or in data under ``nan_policy="raise"``, is an error
+    (:func:`prepare_data`)."""
     for d, a, n, g, m in zip(out, arrays, names, flags, missing):
         if not m.any():
             continue
@@ -203,20 +216,28 @@ def prepare_data(data: Sequence[Any], names: Sequence[str], *, axis: Any = 0,
                 f"{where} is missing (NaN). Pass nan_policy='omit' to leave out the "
                 "observations with a missing value (for paired data, the whole row of "
                 "every variable), or remove or fill them.")
-    if not any(m.any() for m in missing):
-        return out, []
+
+
+def _omit_paired(out: list[Any], arrays: list[np.ndarray], names: Sequence[str],
+                 flags: list[bool], missing: list[np.ndarray]) -> tuple[list[Any], list[str]]:
+    """Paired data without the rows that miss a value in any argument (:func:`prepare_data`)."""
     notes: list[str] = []
-    if paired:
-        drop = np.logical_or.reduce(missing)
-        keep = ~drop
-        lost = "; ".join(f"{n}: {_rows(m)}" for n, m in zip(names, missing) if m.any())
-        notes.append(f"nan_policy='omit': {int(drop.sum())} of the {drop.size} paired "
-                     f"observations had a missing value and were left out ({lost})")
-        if keep.sum() < 2:
-            raise ValueError(f"nan_policy='omit' leaves {int(keep.sum())} of the {drop.size} "
-                             "paired observations (the others have a missing value); a test "
-                             "needs at least 2.")
-        return [_take(d, a, keep, g) for d, a, g in zip(out, arrays, flags)], notes
+    drop = np.logical_or.reduce(missing)
+    keep = ~drop
+    lost = "; ".join(f"{n}: {_rows(m)}" for n, m in zip(names, missing) if m.any())
+    notes.append(f"nan_policy='omit': {int(drop.sum())} of the {drop.size} paired "
+                 f"observations had a missing value and were left out ({lost})")
+    if keep.sum() < 2:
+        raise ValueError(f"nan_policy='omit' leaves {int(keep.sum())} of the {drop.size} "
+                         "paired observations (the others have a missing value); a test "
+                         "needs at least 2.")
+    return [_take(d, a, keep, g) for d, a, g in zip(out, arrays, flags)], notes
+
+
+def _omit_each(out: list[Any], arrays: list[np.ndarray], names: Sequence[str],
+               missing: list[np.ndarray]) -> tuple[list[Any], list[str]]:
+    """Each sample without its own observations that miss a value (:func:`prepare_data`)."""
+    notes: list[str] = []
     result = []
     for d, a, n, m in zip(out, arrays, names, missing):
         if m.any():

@@ -16,12 +16,17 @@ and paired pandas variables are paired by their index labels (``y`` is put in
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from .._validation import as_sample, check_same_dim
+from .._gram import check_symmetric
+from .._validation import as_sample, check_positive_int, check_same_dim
+from .._serial import auto_length, lag1_evidence, paired_lag1_evidence
+from ..kernels import Precomputed, _unit
+from ._base import Problem, u_form_for_uniform_weights
 from .conventions import prepare_data
 from .schemes import Blocks, KWay, Pairing, Scheme, Split, Within
 
@@ -45,6 +50,25 @@ def data_label(data: Any, role: str) -> str:
             return f"{role}[{shown}]" if cols else role
         if name is not None:
             return str(name)
+    return role
+
+
+def column_names(data: Any, series: bool = True) -> tuple[str, ...]:
+    """A DataFrame's column names (a named Series: its name, if `series`); () for other
+    inputs."""
+    if _is_pandas(data):
+        if hasattr(data, "columns"):
+            return tuple(str(c) for c in data.columns)
+        if series and getattr(data, "name", None) is not None:
+            return (str(data.name),)
+    return ()
+
+
+def sample_label(data: Any, role: str) -> str:
+    """How a picture's legend names a sample: a Series' name, else `role`."""
+    name = getattr(data, "name", None)
+    if _is_pandas(data) and not hasattr(data, "columns") and name is not None:
+        return str(name)
     return role
 
 
@@ -94,7 +118,7 @@ def align_index(x: Any, y: Any, names: tuple[str, str] = ("x", "y")) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class TwoSampleProblem:
+class TwoSampleProblem(Problem):
     """Two samples: the pooled data ``z`` (x first) or the pooled Gram matrix ``K``.
 
     Attributes
@@ -115,8 +139,28 @@ class TwoSampleProblem:
     _scheme: Scheme | None = field(default=None, repr=False)
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
+    #: the data's column names by role (pandas input; empty otherwise) and the samples'
+    #: names for pictures
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    labels: tuple[str, ...] = ("x", "y")
     kind: ClassVar[str] = "two_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "TwoSampleProblem":
+        return two_sample_problem(*data, precomputed=isinstance(kernels["kernel"], Precomputed),
+                                  data_name=data_name, axis=axis, nan_policy=nan_policy)
+
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return u_form_for_uniform_weights(estimator)
+
+    def restricted(self, strata: Any = None, blocks: Any = None) -> "TwoSampleProblem":
+        return restricted(self, strata, blocks)
+
+    def serial_evidence(self) -> tuple[Any, ...] | None:
+        return None if self.z is None else lag1_evidence(self.z, (self.n_x, self.n_y))
 
     @property
     def n(self) -> int:
@@ -145,7 +189,8 @@ class TwoSampleProblem:
             raise ValueError("points cannot be held out of a stratified or blocked "
                              "permutation design (covariance='split' with `strata` or "
                              "`blocks`); use covariance='pooled'.")
-        return TwoSampleProblem(z, None, n_x, n_y, self.data_name, notes=self.notes)
+        return TwoSampleProblem(z, None, n_x, n_y, self.data_name, notes=self.notes,
+                                columns=self.columns, labels=self.labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,7 +215,7 @@ class Variable:
 
 
 @dataclass(frozen=True, eq=False)
-class IndependenceProblem:
+class IndependenceProblem(Problem):
     """Two paired variables (rows of `x` paired with rows of `y`)."""
 
     x: Variable
@@ -178,9 +223,30 @@ class IndependenceProblem:
     data_name: str = "x and y"
     kind: ClassVar[str] = "independence"
     roles: ClassVar[tuple[str, ...]] = ("x", "y")
+    engine_scheme: ClassVar[str] = "pairing"
+    kernel_keywords: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "x": ("kernel_x", "bandwidth_x"), "y": ("kernel_y", "bandwidth_y")}
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "IndependenceProblem":
+        return independence_problem(*data, precomputed_x=isinstance(kernels["x"], Precomputed),
+                                    precomputed_y=isinstance(kernels["y"], Precomputed),
+                                    data_name=data_name, axis=axis, nan_policy=nan_policy)
+
+    def restricted(self, strata: Any = None, blocks: Any = None) -> "IndependenceProblem":
+        return restricted(self, strata, blocks)
+
+    def serial_evidence(self) -> tuple[Any, ...] | None:
+        if self.x.data is None or self.y.data is None:
+            return None
+        return paired_lag1_evidence(self.x.data, self.y.data)
     _scheme: Scheme | None = field(default=None, repr=False)
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
+    #: the variables' column names (pandas input; empty otherwise) and their names
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    labels: tuple[str, ...] = ("x", "y")
 
     @property
     def n(self) -> int:
@@ -210,7 +276,7 @@ class IndependenceProblem:
             raise ValueError("pairs cannot be held out of a stratified or blocked "
                              "permutation design, or of precomputed kernels.")
         return IndependenceProblem(Variable(self.x.data[rows]), Variable(self.y.data[rows]),
-                                   self.data_name)
+                                   self.data_name, columns=self.columns, labels=self.labels)
 
 
 def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
@@ -219,8 +285,6 @@ def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
     """Validate two samples (or a pooled Gram matrix and ``n_x``) into a problem, with the
     input conventions `axis` and `nan_policy` (:mod:`kmtests.problems.conventions`)."""
     if precomputed:
-        from .._gram import check_symmetric
-
         (x,), _ = prepare_data([x], ["x"], axis=axis, nan_policy=nan_policy, paired=False,
                                gram=[True])
         K = as_sample(x, "x", min_size=4)
@@ -243,14 +307,15 @@ def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
     y = align_columns(x, y)
     xa, ya = as_sample(x, "x"), as_sample(y, "y")
     check_same_dim(xa, ya)
+    cols = column_names(x, series=False)  # a Series' name names the sample
     return TwoSampleProblem(np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0], name,
-                            notes=tuple(notes))
+                            notes=tuple(notes),
+                            columns={"x": cols} if len(cols) == xa.shape[1] else {},
+                            labels=(sample_label(x, "x"), sample_label(y, "y")))
 
 
 def _variable(data: Any, name: str, precomputed: bool) -> Variable:
     if precomputed:
-        from .._gram import check_symmetric
-
         K = as_sample(data, name, min_size=2)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"with kernel_{name}='precomputed', `{name}` must be a square "
@@ -279,11 +344,15 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
                          f"data); got {vx.n} and {vy.n}.")
     if vx.n < min_size:
         raise ValueError(f"this statistic needs at least {min_size} observations; got {vx.n}.")
-    return IndependenceProblem(vx, vy, name, notes=tuple(notes))
+    columns = {role: cols for role, cols, v in (("x", column_names(x), vx),
+                                                ("y", column_names(y), vy))
+               if v.data is not None and cols and len(cols) == v.data.shape[1]}
+    return IndependenceProblem(vx, vy, name, notes=tuple(notes), columns=columns,
+                               labels=(sample_label(x, "x"), sample_label(y, "y")))
 
 
 @dataclass(frozen=True, eq=False)
-class KSampleProblem:
+class KSampleProblem(Problem):
     """``k`` samples pooled (the first sample's rows first), arranged by
     :class:`~kmtests.problems.schemes.KWay`."""
 
@@ -295,6 +364,18 @@ class KSampleProblem:
     kind: ClassVar[str] = "k_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
     precomputed: ClassVar[bool] = False
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "KSampleProblem":
+        if isinstance(kernels["kernel"], Precomputed):
+            raise ValueError("k_sample_test computes the kernel from the samples; a "
+                             "precomputed Gram matrix is not supported (use the data).")
+        return k_sample_problem(data, data_name=data_name, axis=axis, nan_policy=nan_policy)
+
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return u_form_for_uniform_weights(estimator)
 
     @property
     def n(self) -> int:
@@ -364,12 +445,46 @@ def _labels(strata: Any, n: int, name: str) -> np.ndarray:
 
 
 def _block_length(blocks: Any) -> int:
-    from .._validation import check_positive_int
-
     b = check_positive_int(blocks, "blocks")
     if b < 2:
         raise ValueError(f"`blocks` must be a block length of at least 2; got {b}.")
     return b
+
+
+def _is_auto(blocks: Any) -> bool:
+    return isinstance(blocks, str) and blocks.lower() == "auto"
+
+
+def _auto(problem: Any, arrays: list[tuple[Any, Any]], windows: tuple[int, ...]) -> Any:
+    """The automatic block length of `problem` from its (data, Gram matrix) pairs (a
+    precomputed Gram matrix: its first principal components stand for the data)."""
+
+    if problem.n < 16:
+        raise ValueError("blocks='auto' needs at least 16 observations to estimate the "
+                         f"dependence; got {problem.n}. Give a block length.")
+    series = []
+    for data, gram in arrays:
+        if data is not None:
+            a = np.asarray(data, dtype=np.float64)
+        else:  # a Gram matrix: the first principal components of its centred form
+            g = np.asarray(gram, dtype=np.float64)
+            c = g - g.mean(axis=0) - g.mean(axis=1)[:, None] + g.mean()
+            vals, vecs = np.linalg.eigh(c)
+            top = np.argsort(vals)[::-1][:3]
+            a = vecs[:, top] * np.sqrt(np.maximum(vals[top], 0.0))
+        series.append(a)
+    return auto_length(series, windows)
+
+
+def auto_length_of(problem: Any) -> Any:
+    """The automatic lengths (:class:`kmtests._serial.AutoLength`) of a two-sample
+    (two windows of one series) or independence problem."""
+    if isinstance(problem, TwoSampleProblem):
+        return _auto(problem, [(problem.z, problem.K)], (problem.n_x, problem.n_y))
+    if isinstance(problem, IndependenceProblem):
+        return _auto(problem, [(v.data, v.K) for v in (problem.x, problem.y)], ())
+    raise ValueError(f"an automatic length applies to two-sample and independence problems; "
+                     f"got a {problem.kind} problem: give `length`.")
 
 
 def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
@@ -379,7 +494,10 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     samples' labels or one label per pooled point) keeps every arrangement inside
     the strata: a paired design (one stratum per pair), clustered data.
     `blocks` (a block length) permutes blocks of consecutive observations: time
-    series (for two samples both sizes must be multiples of it).
+    series (for two samples both sizes must be multiples of it). ``blocks="auto"``
+    chooses the length from the data (:func:`kmtests._serial.auto_length`: the
+    Politis-White rule on the data's columns and kernel features; two samples are
+    then two windows of one series, and need not be multiples of it).
     """
     if strata is None and blocks is None:
         return problem
@@ -396,6 +514,9 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             else:
                 labels = _labels(strata, problem.n, "pooled point (x first)")
             scheme: Scheme = Within(labels, n_x=problem.n_x)
+        elif _is_auto(blocks):
+            auto = auto_length_of(problem)
+            scheme = Blocks(problem.n, auto.block, n_x=problem.n_x, auto=auto)
         else:
             b = _block_length(blocks)
             if problem.n_x % b or problem.n_y % b:
@@ -404,16 +525,21 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                                  f"the samples keep their sizes; got {b}.")
             scheme = Blocks(problem.n, b, n_x=problem.n_x)
         return TwoSampleProblem(problem.z, problem.K, problem.n_x, problem.n_y,
-                                problem.data_name, scheme, problem.notes)
+                                problem.data_name, scheme, problem.notes, problem.columns,
+                                problem.labels)
     if strata is not None:
         scheme = Within(_labels(strata, problem.n, "pair"))
+    elif _is_auto(blocks):
+        auto = auto_length_of(problem)
+        scheme = Blocks(problem.n, auto.block, auto=auto)
     else:
         b = _block_length(blocks)
         if b >= problem.n:
             raise ValueError(f"`blocks` must be shorter than the series ({problem.n}); got "
                              f"{b}.")
         scheme = Blocks(problem.n, b)
-    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme, problem.notes)
+    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme, problem.notes,
+                               problem.columns, problem.labels)
 
 
 def refuse_omitted(problem: Any, what: str) -> None:
@@ -437,10 +563,6 @@ def content_key(a: np.ndarray) -> bytes:
     variable's random features) are then functions of what the permutations leave
     unchanged (exact tests) and of the data's shape, not of their offset or order.
     """
-    import hashlib
-
-    from ..kernels import _unit
-
     arr = np.ascontiguousarray(a, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr[:, None]

@@ -24,14 +24,30 @@ Independent(size=5, d=3)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
+import numpy as np
+
+from .._gram import check_symmetric
 from .._validation import as_sample
+from ..kernels import Kernel, Precomputed, resolve_kernel
+from ._base import Problem
 from .conventions import prepare_data
 from .data import Variable, align_index, data_label
 from .schemes import Independent, Scheme
 
 __all__ = ["JointProblem", "joint_problem", "role_names"]
+
+
+def _per_variable(value: Any, d: int, name: str, single: bool) -> list[Any]:
+    """`value` for each of `d` variables: one for all (`single`), or a sequence of `d`."""
+    if single:
+        return [value] * d
+    items = list(value)
+    if len(items) != d:
+        raise ValueError(f"`{name}` must be one value for all variables or one per variable "
+                         f"({d}); got {len(items)}.")
+    return items
 
 
 def role_names(d: int) -> tuple[str, ...]:
@@ -40,7 +56,7 @@ def role_names(d: int) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, eq=False)
-class JointProblem:
+class JointProblem(Problem):
     """``d`` variables observed together (row ``i`` of each is observation ``i``).
 
     Attributes
@@ -56,6 +72,45 @@ class JointProblem:
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
     kind: ClassVar[str] = "joint"
+    engine_scheme: ClassVar[str] = "independent"
+    null_methods: ClassVar[tuple[str, ...] | None] = ("permutation", "bootstrap", "gamma")
+    draws_kept: ClassVar[frozenset[str]] = frozenset({"arrangements", "resamples", "nothing"})
+
+    @classmethod
+    def kernels(cls, keywords: Mapping[str, Any], data: tuple[Any, ...]) -> dict[str, Kernel]:
+        """One kernel per variable: `kernels` and `bandwidths` one for all variables, or a
+        sequence of one per variable."""
+        d = len(data)
+        if d < 2:
+            raise ValueError(f"joint independence needs at least 2 variables; got {d}.")
+        kernels, bandwidths = keywords["kernels"], keywords["bandwidths"]
+        ks = _per_variable(kernels, d, "kernels",
+                           isinstance(kernels, (str, Kernel)) or callable(kernels))
+        bws = _per_variable(bandwidths, d, "bandwidths",
+                            bandwidths is None or isinstance(bandwidths, str)
+                            or np.ndim(bandwidths) == 0)
+        return {role: resolve_kernel(k, bw, name=f"kernels[{i}]",
+                                     bandwidth_name=f"bandwidths[{i}]")
+                for i, (role, k, bw) in enumerate(zip(role_names(d), ks, bws))}
+
+    @classmethod
+    def from_data(cls, data: tuple[Any, ...], kernels: Mapping[str, Any], *,
+                  data_name: str | None, axis: Any, nan_policy: Any) -> "JointProblem":
+        return joint_problem(data, precomputed=[isinstance(k, Precomputed)
+                                                for k in kernels.values()],
+                             data_name=data_name, axis=axis, nan_policy=nan_policy)
+
+    @classmethod
+    def default_statistic(cls, estimator: Any) -> str:
+        return "dhsic"
+
+    def refuses(self, method: Any) -> str | None:
+        """A gamma approximation of another statistic's null is not dHSIC's."""
+        if method.name == "gamma" and method.approximates != "dHSIC":
+            return (f"{type(method).__name__} approximates the nulls of "
+                    f"{method.approximates}; the gamma approximation of dHSIC is "
+                    "method='gamma' (JointGammaMethod).")
+        return super().refuses(method)
 
     @property
     def d(self) -> int:
@@ -93,7 +148,6 @@ class JointProblem:
 def _variable(data: Any, role: str, precomputed: bool) -> Variable:
     if not precomputed:
         return Variable(as_sample(data, role))
-    from .._gram import check_symmetric
 
     K = as_sample(data, role)
     if K.shape[0] != K.shape[1]:

@@ -34,7 +34,7 @@ import abc
 import itertools
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Iterator
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
@@ -317,6 +317,11 @@ class Blocks(Scheme):
     samples. Valid for weakly dependent data whose dependence is shorter than the
     blocks (an approximation; exact for independent blocks).
 
+    With a length chosen from the data (``blocks="auto"``, `auto` its record:
+    :func:`kmtests._serial.auto_length`) the two sizes need not be multiples of it:
+    the arrangements are then the orders of the blocks of the pooled series, whose
+    first ``n_x`` rows form the first sample (a block may straddle the two).
+
     Examples
     --------
     >>> from kmtests.problems.schemes import Blocks
@@ -327,8 +332,11 @@ class Blocks(Scheme):
     size: int
     length: int
     n_x: int | None = None
+    auto: Any = None
     kind: ClassVar[str] = "blocks"
     full: ClassVar[bool] = False
+    #: its rows are a series (the problem is declared a time series)
+    series: ClassVar[bool] = True
 
     @property
     def n(self) -> int:
@@ -341,13 +349,24 @@ class Blocks(Scheme):
 
     @property
     def restriction(self) -> str:
-        return f"of {len(self.blocks)} blocks of {self.length} consecutive rows"
+        what = f"of {len(self.blocks)} blocks of {self.length} consecutive rows"
+        if self.auto is not None:
+            what += f"; length {self.auto.why}"
+        return what
+
+    @property
+    def _orders(self) -> bool:
+        """The arrangements are all orders of the blocks (paired variables, or two
+        samples whose sizes the length does not divide)."""
+        return self.n_x is None or bool(self.n_x % self.length or
+                                        (self.size - self.n_x) % self.length)
 
     def count(self, cap: int) -> int | None:
         b = len(self.blocks)
-        if self.n_x is None:
+        if self._orders:
             c = math.factorial(b) if b <= 20 else None
             return c if c is not None and c <= cap else None
+        assert self.n_x is not None
         return comb_at_most(b, self.n_x // self.length, cap)
 
     def _row(self, order: np.ndarray | tuple[int, ...]) -> np.ndarray:
@@ -357,14 +376,24 @@ class Blocks(Scheme):
     def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
         b = len(self.blocks)
         orders = permuted_rows(rng, b, size)
-        return np.ascontiguousarray(np.stack([self._row(o) for o in orders]))
+        # the rows of _row(o), vectorised: block o[k] placed after the blocks before it
+        starts = np.arange(0, self.size, self.length, dtype=np.int64)
+        lens = np.minimum(starts + self.length, self.size) - starts
+        out = np.empty((size, self.size), dtype=np.int64)
+        pos = np.arange(self.size, dtype=np.int64)
+        for r, o in enumerate(orders):
+            ln = lens[o]
+            offsets = np.cumsum(ln) - ln
+            out[r] = np.repeat(starts[o] - offsets, ln) + pos
+        return out
 
     def enumerate(self) -> Iterator[np.ndarray]:
         b = len(self.blocks)
-        if self.n_x is None:
+        if self._orders:
             for order in itertools.permutations(range(b)):
                 yield self._row(order)
             return
+        assert self.n_x is not None
         k = self.n_x // self.length
         for c in itertools.combinations(range(b), k):
             rest = tuple(i for i in range(b) if i not in c)

@@ -2,7 +2,7 @@
 
 Frozen dataclasses with the scipy attribute names (``statistic``, ``pvalue``,
 ``null_distribution``) and statsmodels-style methods (``summary()``,
-``summary_frame()``, ``conf_int()``). ``print(result)`` gives an R
+``summary_frame()``, ``pvalue_interval()``). ``print(result)`` gives an R
 ``htest``-style block. ``statistic, pvalue = result`` unpacks as scipy's
 results do.
 
@@ -23,10 +23,23 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
+from .._rng import child, generator
+from .._summary import (
+    WIDTH,
+    Annotated,
+    Pair,
+    Summary,
+    format_bound,
+    format_number,
+    format_pvalue,
+    html_settings_table,
+    result_table,
+    settings_table,
+)
 from .._summary import flow as _flow
-from .._summary import (WIDTH, Annotated, Pair, Summary, format_bound, format_number,
-                       format_pvalue, html_settings_table, result_table,
-                       settings_table)
+from .._validation import check_positive_int, shown
+from ..statistics.witness import HSICWitness, feature_relevance
+from ._plot import plot_null, plot_witness
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +49,11 @@ if TYPE_CHECKING:
     from ..null import NullMethod
 
 __all__ = ["IndependenceResult", "KernelTestResult", "TwoSampleResult"]
+
+
+#: the result class of each problem kind, for a single statistic and for an aggregate
+#: (filled by the classes' ``result_of``)
+RESULTS: dict[tuple[str, bool], type["KernelTestResult"]] = {}
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -157,6 +175,10 @@ class KernelTestResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     kernel_notes: Mapping[str, str] = field(default_factory=dict)
+    #: the data's column names by role ("x", "y"; pandas input) and the samples' or
+    #: variables' names, for :meth:`relevance` and the pictures
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    labels: tuple[str, ...] = ("x", "y")
     engine: str = "exact"
     engine_info: str = ""
     family: str = ""
@@ -169,6 +191,15 @@ class KernelTestResult:
     #: the kind of test; the title adds the statistic's `family`
     test_name: ClassVar[str] = "Kernel test"
     alternative_text: ClassVar[str] = ""
+    #: the problem kind (and whether aggregated) whose result it is: a class that sets it
+    #: registers itself in :data:`RESULTS` (a new problem's result class needs no edit
+    #: elsewhere); none: the generic result of any problem
+    result_of: ClassVar[tuple[str, bool] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "result_of" in cls.__dict__ and cls.result_of is not None:
+            RESULTS[cls.result_of] = cls
 
     @property
     def title(self) -> str:
@@ -201,6 +232,12 @@ class KernelTestResult:
         if isinstance(self._witness, str):
             raise ValueError(f"no {what}: {self._witness}.")
         return self._witness
+
+    def feature_names(self, role: str, d: int) -> list[str]:
+        """The names of the `d` columns of `role` (``"x"`` or ``"y"``): ``role[name]``
+        with a DataFrame's column names (``x[0]``, ``x[1]``, ... for arrays)."""
+        cols = self.columns.get(role, ())
+        return [f"{role}[{cols[j] if len(cols) == d else j}]" for j in range(d)]
 
     def relevance(self, n_resamples: int = 999, *, rng: Any = None) -> pd.DataFrame:
         """Which features carry the difference: one permutation test per feature.
@@ -235,7 +272,8 @@ class KernelTestResult:
         -------
         pandas.DataFrame
             Indexed by feature (``x[0]``, ``x[1]``, ... and for independence
-            tests ``y[0]``, ...), with columns ``statistic``, ``z`` (the
+            tests ``y[0]``, ...; with a DataFrame's column names, ``x[name]``,
+            see :meth:`feature_names`), with columns ``statistic``, ``z`` (the
             statistic standardised by the mean and standard deviation of its
             permutations), ``pvalue``, ``pvalue_holm`` and ``rank`` (1: the
             most relevant, by Holm p-value, ties broken by ``z``); in rank
@@ -258,12 +296,8 @@ class KernelTestResult:
         >>> table.index[0], int(table.loc["x[2]", "rank"])
         ('x[2]', 1)
         """
-        from .._validation import check_positive_int
-        from ..statistics.witness import HSICWitness, feature_relevance
-
         n_resamples = check_positive_int(n_resamples, "n_resamples")
         w = self._witness_object("feature relevance (it keeps the data with the witness)")
-        from .._rng import child, generator
 
         # a fixed seed (given, or the test's own) gives the same table: kept for reuse
         seeded = isinstance(rng, (int, np.integer)) or (rng is None and self.seed is not None)
@@ -272,9 +306,12 @@ class KernelTestResult:
             return self._cache[key].copy()
         gen = child(self.seed, "relevance") if rng is None and seeded else generator(rng)
         if isinstance(w, HSICWitness):
-            cols = feature_relevance("hsic", w.x, w.y, n_resamples, gen)
+            names = self.feature_names("x", w.x.shape[1]) + self.feature_names("y",
+                                                                             w.y.shape[1])
+            cols = feature_relevance("hsic", w.x, w.y, n_resamples, gen, names)
         else:
-            cols = feature_relevance("mmd", w.x, w.y, n_resamples, gen)
+            cols = feature_relevance("mmd", w.x, w.y, n_resamples, gen,
+                                     self.feature_names("x", w.x.shape[1]))
         import pandas as pd
 
         frame = pd.DataFrame({k: v for k, v in cols.items() if k != "feature"},
@@ -305,8 +342,6 @@ class KernelTestResult:
 
         Examples
         --------
-        >>> import matplotlib
-        >>> matplotlib.use("Agg")
         >>> import numpy as np
         >>> from kmtests import two_sample_test
         >>> gen = np.random.default_rng(0)
@@ -316,12 +351,21 @@ class KernelTestResult:
         >>> ax.get_xlabel()
         'MMD^2_u'
         """
-        from ._plot import plot_null
-
         return plot_null(self, ax, bins)
 
     # -- p-value uncertainty -----------------------------------------------------------------
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """Deprecated name of :meth:`pvalue_interval` (statsmodels' ``conf_int`` is an
+        interval of the parameters, not of the p-value); warns with ``FutureWarning``."""
+        import warnings
+
+        warnings.warn("conf_int() is renamed pvalue_interval(): it is the Monte Carlo "
+                      "interval of the p-value, not a confidence interval of a parameter "
+                      "(statsmodels' conf_int); conf_int() will be removed.",
+                      FutureWarning, stacklevel=2)
+        return self.pvalue_interval(alpha)
+
+    def pvalue_interval(self, alpha: float = 0.05) -> np.ndarray:
         """Monte Carlo confidence interval of the p-value.
 
         For a Monte Carlo permutation test the reported p-value estimates the
@@ -341,7 +385,7 @@ class KernelTestResult:
             For a method without Monte Carlo error (the gamma approximation).
         """
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         ci = self.method.conf_int(self, alpha)
         if ci is None:
             raise NotImplementedError(f"a Monte Carlo interval exists only for permutation "
@@ -530,7 +574,7 @@ class KernelTestResult:
             Prints as text; ``_repr_html_`` renders it in Jupyter.
         """
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         lines = self._settings_lines()
         settings, shortened = settings_table(lines, self.title)
         ci = self.method.conf_int(self, alpha)
@@ -794,6 +838,8 @@ def _jsonable(v: Any, where: str = "", bad: dict[str, str] | None = None) -> Any
 class TwoSampleResult(KernelTestResult):
     """Result of :func:`kmtests.two_sample_test` (attributes as in the base class)."""
 
+    result_of: ClassVar[tuple[str, bool] | None] = ("two_sample", False)
+
     test_name: ClassVar[str] = "Kernel two-sample test"
     alternative_text: ClassVar[str] = "the two samples come from different distributions"
 
@@ -867,8 +913,6 @@ class TwoSampleResult(KernelTestResult):
 
         Examples
         --------
-        >>> import matplotlib
-        >>> matplotlib.use("Agg")
         >>> import numpy as np
         >>> from kmtests import two_sample_test
         >>> gen = np.random.default_rng(0)
@@ -878,14 +922,14 @@ class TwoSampleResult(KernelTestResult):
         >>> ax.get_title()
         'Witness of MMD^2_u'
         """
-        from ._plot import plot_witness
-
         return plot_witness(self, ax, features, num)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
 class IndependenceResult(KernelTestResult):
     """Result of :func:`kmtests.independence_test` (attributes as in the base class)."""
+
+    result_of: ClassVar[tuple[str, bool] | None] = ("independence", False)
 
     test_name: ClassVar[str] = "Kernel independence test"
     alternative_text: ClassVar[str] = "x and y are dependent"
@@ -937,6 +981,4 @@ class IndependenceResult(KernelTestResult):
         -------
         matplotlib.axes.Axes
         """
-        from ._plot import plot_witness
-
         return plot_witness(self, ax, features, num)

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .._summary import format_pvalue
+from ..statistics.witness import HSICWitness, MMDWitness
 
 #: a test result (kmtests.results): typed loosely, the module is below ``_base``
 KernelTestResult = Any
@@ -86,8 +87,6 @@ def _grid(points: np.ndarray, num: int) -> np.ndarray:
 def plot_witness(res: KernelTestResult, ax: Any = None, features: Sequence[int] | None = None,
                  num: int = 200) -> Any:
     """The witness function (see :meth:`TwoSampleResult.plot_witness`)."""
-    from ..statistics.witness import HSICWitness, MMDWitness
-
     w = res._witness_object()
     if isinstance(w, MMDWitness):
         return _plot_mmd_witness(res, w, ax, features, num)
@@ -113,14 +112,17 @@ def _top_features(res: KernelTestResult, d: int, k: int, features: Sequence[int]
         return list(range(d))
     table = res.relevance()
     rows = table.sort_values("rank")
-    names = [f for f in rows.index if prefix is None or f.startswith(prefix)]
-    return [int(f.split("[")[1].rstrip("]")) for f in names[:k]]
+    role = "x" if prefix is None else prefix.rstrip("[")
+    position = {f: j for j, f in enumerate(res.feature_names(role, d))}
+    return [position[f] for f in rows.index if f in position][:k]
 
 
 def _plot_mmd_witness(res: KernelTestResult, w: Any, ax: Any,
                       features: Sequence[int] | None, num: int) -> Any:
     d = w.dim
     x, y = w.x, w.y
+    names = res.feature_names("x", d)
+    lx, ly = res.labels[0], res.labels[1]
     if d == 1 and features is None:
         ax = _axes(ax, "plot_witness()")
         t = _grid(w.z, num)
@@ -128,14 +130,14 @@ def _plot_mmd_witness(res: KernelTestResult, w: Any, ax: Any,
         ax.axhline(0.0, color="0.6", linewidth=0.8)
         bottom = ax.get_ylim()[0]
         ax.plot(x[:, 0], np.full(x.shape[0], bottom), "|", color="C1", markersize=10,
-                label="x")
+                label=lx)
         ax.plot(y[:, 0], np.full(y.shape[0], bottom), "|", color="C2", markersize=10,
-                label="y")
+                label=ly)
         locs = _locations(res)
         if locs is not None:
             ax.plot(locs[:, 0], w(locs), "*", color="k", markersize=12,
                     label="learned test locations")
-        ax.set_xlabel("x")
+        ax.set_xlabel(names[0] if res.columns.get("x") else "x")
         ax.set_ylabel("witness")
         ax.set_title(f"Witness of {res.statistic_name}")
         ax.legend(fontsize="small")
@@ -148,14 +150,14 @@ def _plot_mmd_witness(res: KernelTestResult, w: Any, ax: Any,
         lim = float(np.max(np.abs(W))) or 1.0
         mesh = ax.pcolormesh(G0, G1, W, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="auto")
         ax.figure.colorbar(mesh, ax=ax, label="witness mu_x - mu_y")
-        ax.scatter(x[:, 0], x[:, 1], s=10, marker="o", color="C1", label="x")
-        ax.scatter(y[:, 0], y[:, 1], s=12, marker="x", color="C2", label="y")
+        ax.scatter(x[:, 0], x[:, 1], s=10, marker="o", color="C1", label=lx)
+        ax.scatter(y[:, 0], y[:, 1], s=12, marker="x", color="C2", label=ly)
         locs = _locations(res)
         if locs is not None:
             ax.scatter(locs[:, 0], locs[:, 1], s=150, marker="*", color="k",
                        label="learned test locations")
-        ax.set_xlabel("x[0]")
-        ax.set_ylabel("x[1]")
+        ax.set_xlabel(names[0])
+        ax.set_ylabel(names[1])
         ax.set_title(f"Witness of {res.statistic_name}")
         ax.legend(fontsize="small")
         return ax
@@ -171,11 +173,15 @@ def _plot_mmd_witness(res: KernelTestResult, w: Any, ax: Any,
             raise ValueError(f"`ax` must hold {len(cols)} Axes, one per feature; got "
                              f"{axs.size}.")
     wx, wy = w(x), w(y)
+    locs = _locations(res)
     for a, j in zip(axs, cols):
-        a.scatter(x[:, j], wx, s=8, color="C1", label="x")
-        a.scatter(y[:, j], wy, s=8, marker="x", color="C2", label="y")
+        a.scatter(x[:, j], wx, s=8, color="C1", label=lx)
+        a.scatter(y[:, j], wy, s=8, marker="x", color="C2", label=ly)
+        if locs is not None:  # the learned locations, at their witness values
+            a.scatter(locs[:, j], w(locs), s=150, marker="*", color="k",
+                      label="learned test locations")
         a.axhline(0.0, color="0.6", linewidth=0.8)
-        a.set_xlabel(f"x[{j}]")
+        a.set_xlabel(names[j])
         a.set_ylabel("witness at the data")
     axs[0].set_title(f"Witness of {res.statistic_name}", loc="left")
     axs[0].legend(fontsize="small")
@@ -197,8 +203,8 @@ def _plot_hsic_witness(res: KernelTestResult, w: Any, ax: Any,
         if locs is not None and locs_y is not None:
             ax.scatter(locs[:, 0], locs_y[:, 0], s=150, marker="*", color="gold",
                        edgecolors="k", label="learned test locations")
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
+        ax.set_xlabel(res.feature_names("x", 1)[0] if res.columns.get("x") else res.labels[0])
+        ax.set_ylabel(res.feature_names("y", 1)[0] if res.columns.get("y") else res.labels[1])
     else:
         if features is not None:
             if len(features) != 2:
@@ -216,8 +222,8 @@ def _plot_hsic_witness(res: KernelTestResult, w: Any, ax: Any,
         sc = ax.scatter(w.x[:, jx], w.y[:, jy], c=vals, cmap="RdBu_r", vmin=-lim, vmax=lim,
                         s=14)
         ax.figure.colorbar(sc, ax=ax, label="witness at the observed pairs")
-        ax.set_xlabel(f"x[{jx}]")
-        ax.set_ylabel(f"y[{jy}]")
+        ax.set_xlabel(res.feature_names("x", dx)[jx])
+        ax.set_ylabel(res.feature_names("y", dy)[jy])
     ax.set_title(f"Witness of {res.statistic_name}")
     return ax
 

@@ -6,8 +6,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._summary import Annotated
-from ._base import IndependenceResult, TwoSampleResult, role_key
+from .._summary import Annotated, fill_widths, format_number
+from .._summary import flow as _flow
+from ._base import IndependenceResult, KernelTestResult, TwoSampleResult, role_key
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult"]
 
@@ -66,8 +67,6 @@ class _AggregatedReport:
         from statsmodels.iolib.table import SimpleTable
         from statsmodels.iolib.tableformatting import fmt_params
 
-        from .._summary import fill_widths, format_number
-
         varying, _ = self._varying()
         uniform = len({round(m["weight"], 12) for m in self.members}) == 1
         cols = varying + ["statistic", "pvalue"] + ([] if uniform else ["weight"])
@@ -112,8 +111,6 @@ def _settings_lines(res: Any) -> list[tuple[Any, ...]]:
     """The settings table of an aggregated result: what the statistic is, the
     combination, what all members share, the ranges of what varies, the sizes and the
     null."""
-    from .._summary import flow as _flow
-
     varying, constant = res._varying()
     what = "the weighted minimum of the members' p-values" if res.combination == "mmdagg" \
         else "the soft maximum of the normalised members"
@@ -143,8 +140,6 @@ def _settings_lines(res: Any) -> list[tuple[Any, ...]]:
 
 
 def _summary_with_members(res: Any, alpha: float, relevance: bool = False) -> Any:
-    from ._base import KernelTestResult
-
     summ = KernelTestResult.summary(res, alpha, relevance)
     members = res.members_table()
     summ.tables.append(members)
@@ -176,6 +171,7 @@ class AggregatedTwoSampleResult(_AggregatedReport, TwoSampleResult):
     """Result of :func:`aggregated_two_sample_test` (the members in ``members``)."""
 
     test_name: ClassVar[str] = "Kernel two-sample test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("two_sample", True)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -183,3 +179,4 @@ class AggregatedIndependenceResult(_AggregatedReport, IndependenceResult):
     """Result of :func:`aggregated_independence_test` (the members in ``members``)."""
 
     test_name: ClassVar[str] = "Kernel independence test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("independence", True)

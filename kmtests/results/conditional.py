@@ -21,6 +21,7 @@ class ConditionalIndependenceResult(KernelTestResult):
     """
 
     test_name: ClassVar[str] = "Kernel conditional independence test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("conditional", False)
     alternative_text: ClassVar[str] = "x and y are dependent given z"
 
     def _regression(self) -> dict[str, Any]:

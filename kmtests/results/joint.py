@@ -43,6 +43,7 @@ class JointIndependenceResult(KernelTestResult):
     """
 
     test_name: ClassVar[str] = "Joint independence test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("joint", False)
     alternative_text: ClassVar[str] = "the variables are not jointly independent"
 
     @property

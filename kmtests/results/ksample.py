@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from .._validation import shown
 from ._base import KernelTestResult
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ class KSampleResult(KernelTestResult):
                                                                 compare=False)
 
     test_name: ClassVar[str] = "Kernel k-sample test"
+    result_of: ClassVar[tuple[str, bool] | None] = ("k_sample", False)
     alternative_text: ClassVar[str] = ("at least two of the samples come from different "
                                        "distributions")
 
@@ -59,19 +61,21 @@ class KSampleResult(KernelTestResult):
         >>> import numpy as np
         >>> from kmtests import k_sample_test
         >>> gen = np.random.default_rng(0)
-        >>> a, b, c = gen.normal(size=(30, 2)), gen.normal(size=(30, 2)), gen.normal(1, size=(30, 2))
-        >>> res = k_sample_test(a, b, c, n_resamples=499, rng=1)
+        >>> arms = [gen.normal(size=(30, 2)), gen.normal(size=(30, 2)),
+        ...         gen.normal(1, size=(30, 2))]
+        >>> res = k_sample_test(*arms, sample_names=["placebo", "low", "high"],
+        ...                     n_resamples=499, rng=1)
         >>> print(res.pairwise()[["sample_a", "sample_b", "reject"]].to_string(index=False))
         sample_a sample_b  reject
-              x1       x2   False
-              x1       x3    True
-              x2       x3    True
+         placebo      low   False
+         placebo     high    True
+             low     high    True
         """
         import pandas as pd
         from statsmodels.stats.multitest import multipletests
 
         if not 0 < alpha < 1:
-            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+            raise ValueError(f"`alpha` must be in (0, 1); got {shown(alpha)}.")
         if self._pairwise is None:
             raise ValueError("this result has no data to compare pairwise (it was not made "
                              "by k_sample_test).")

@@ -28,10 +28,12 @@ from typing import Any, Callable, ClassVar, Mapping
 import numpy as np
 
 from ..engines import Engine, Requirements, Values
-from ..estimators import KME, KernelMeanEstimator
+from ..estimators import KernelMeanEstimator
 from ..estimators._rules import Rule
+from .forms import FormInfo, KernelForm
 
-__all__ = ["FormInfo", "KernelForm", "Prepared", "Statistic", "require_equal_sizes"]
+__all__ = ["EstimatorStatistic", "FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic",
+           "require_equal_sizes"]
 
 
 def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> None:
@@ -43,37 +45,6 @@ def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> 
             f"{who} pairs the points of x and y{why}, so it needs samples of the same size; got "
             f"n_x = {problem.n_x} and n_y = {problem.n_y}. Test x[:{m}] and y[:{m}] (if the "
             f"data are in random order), or use {instead}.")
-
-
-@dataclass(frozen=True)
-class FormInfo:
-    """What kind of kernel statistic a statistic is (for the methods that approximate
-    its null distribution, which decide whether they apply)."""
-
-    kind: str          # "mmd" or "hsic"
-    name: str          # the report's name, e.g. "MMD^2_u[skmse]"
-    unbiased: bool
-    kme: bool          # uniform weights 1/n (the KME, or a marginalized kernel's KME)
-
-
-@dataclass(frozen=True, eq=False)
-class KernelForm:
-    """The statistic as a quadratic form of centred Gram matrices.
-
-    Two-sample (``kind="mmd"``): ``Kc`` the pooled centred Gram matrix, the first
-    ``n_x`` rows the first sample, ``diag`` the uncentred ``K_ii``. Independence
-    (``kind="hsic"``): ``Kc``, ``Lc`` the two variables' centred Gram matrices.
-    k samples (``kind="kway"``): ``Kc`` and the centred label kernel ``Lc``; the
-    statistic is ``scale`` times ``sum(Kc o Lc) / N^2`` (an HSIC_b form).
-    """
-
-    kind: str
-    unbiased: bool
-    Kc: np.ndarray
-    Lc: np.ndarray | None = None
-    n_x: int = 0
-    diag: np.ndarray | None = None
-    scale: float = 1.0
 
 
 @dataclass(eq=False)
@@ -128,6 +99,10 @@ class Prepared:
     #: the witness function the result offers (:mod:`kmtests.statistics.witness`), or
     #: why there is none (a sentence)
     witness: Any = "this statistic has no witness function in kmtests"
+    #: ``on_sample(data, n_jobs) -> Values``: the statistic of another sample of the
+    #: problem's data (fresh draws from its model: the Monte Carlo null); the driver
+    #: gives every statistic one (the statistic prepared again on the new data)
+    on_sample: Callable[[Any, int | None], Values] | None = None
 
     @property
     def width(self) -> int:
@@ -135,8 +110,22 @@ class Prepared:
         return max(1, len(self.columns))
 
 
+#: the statistics by registered name (``statistic=`` of the tests): each name stands for
+#: one class per problem it serves (``"unbiased"``: the MMD of two samples, HSIC of two
+#: variables, the k-sample MMD). A class registers itself by its ``registered_as``.
+STATISTICS: dict[str, tuple[type["Statistic"], ...]] = {}
+
+
 class Statistic(abc.ABC):
     """Base class of the statistics (see the module docs)."""
+
+    #: the names it is registered under in :data:`STATISTICS` (none: not by name)
+    registered_as: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__.get("registered_as", ()):
+            STATISTICS[name] = STATISTICS.get(name, ()) + (cls,)
 
     #: the registry name
     name: ClassVar[str] = "statistic"
@@ -148,10 +137,65 @@ class Statistic(abc.ABC):
     default_engine: ClassVar[str] = "exact"
     #: the problem it applies to ("two_sample", "independence")
     problem_kind: ClassVar[str] = "two_sample"
+    #: the problems whose data it takes (:data:`kmtests.statistics.STATISTICS` serves a
+    #: registered name to a problem through them); default: ``(problem_kind,)``
+    problems: ClassVar[tuple[str, ...]] = ()
+    #: it weights its kernel means with the test's estimator (``estimator=``); a
+    #: statistic that does not refuses any estimator but the KME, saying why
+    uses_estimator: ClassVar[bool] = False
+    #: why an estimator other than the KME does not apply (``{name}``: the statistic's
+    #: registered name, ``{est}``: the estimator's)
+    estimator_refusal: ClassVar[str] = (
+        "statistic={name!r} compares plain kernel means; estimator={est!r} does not apply "
+        "(use estimator='kme').")
 
-    estimator: KernelMeanEstimator = KME()
+    #: it takes the test's ``n_jobs`` for linear algebra of its own (``self.n_jobs``)
+    uses_threads: ClassVar[bool] = False
+
+    #: the kernel mean estimator it uses (set by every statistic: there is no default)
+    estimator: KernelMeanEstimator
     #: a U-statistic (it can be negative; the report says why)
     unbiased: bool = False
+
+    # -- the registry's side ---------------------------------------------------------------------
+    @classmethod
+    def serves(cls) -> tuple[str, ...]:
+        """The problem kinds it serves."""
+        return cls.problems or (cls.problem_kind,)
+
+    @classmethod
+    def keywords(cls, name: str) -> tuple[str, ...]:
+        """The face keywords that configure it under the registered `name` (beyond its
+        kernels and the estimator): a keyword given to another statistic is refused."""
+        return cls.options
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> "Statistic":
+        """The statistic registered as `name`, from the test's kernels (by role), its
+        estimator (already checked: the KME unless :attr:`uses_estimator`) and the
+        keywords that configure it (None: not given)."""
+        raise NotImplementedError(f"{cls.__name__} is not built from keywords")
+
+    @classmethod
+    def design(cls, name: str, problem: Any, kernels: dict[str, Any],
+               options: dict[str, Any], rng: Any) -> tuple[Any, dict[str, Any]]:
+        """The data design it needs before it is built (points held out, kernels fitted):
+        the problem and the kernels, by default unchanged. `options` may be completed."""
+        return problem, kernels
+
+    def draws(self, engine: Any) -> bool:
+        """Whether it draws random numbers of its own on `engine` (a split, features)."""
+        return False
+
+    def holds_out(self) -> bool:
+        """Whether it learns on training points held out of the problem (see
+        :meth:`hold_out`)."""
+        return False
+
+    def hold_out(self, problem: Any, rng: Any) -> Any:  # pragma: no cover - holds_out()
+        """The problem on the test points; the training points stay with the statistic."""
+        return problem
 
     @abc.abstractmethod
     def label(self) -> str:
@@ -175,7 +219,7 @@ class Statistic(abc.ABC):
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         """What the statistic needs of an engine."""
 
-    def check(self, problem: Any, tuning: str) -> None:
+    def check(self, problem: Any, tuning: str) -> None:  # noqa: B027 - no refusal by default
         """Raise if the statistic cannot run on `problem` (its own refusals)."""
 
     def offers(self, engine: Engine) -> frozenset[str]:
@@ -196,7 +240,26 @@ class Statistic(abc.ABC):
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         """Compute what the statistic needs once (see the module docs)."""
 
-    # -- shared by the report --------------------------------------------------------------------
-    def describe_kernels(self) -> Mapping[str, Any]:
-        """The kernels by role, as configured."""
-        return {}
+
+
+class EstimatorStatistic(Statistic):
+    """Base of the statistics of estimated kernel means in U or V form (the MMD, HSIC, the
+    k-sample MMD): registered as ``"unbiased"`` and ``"biased"`` (each subclass lists
+    them), built from the kernels of its :attr:`roles`, the test's estimator and the
+    form. One kernel (``roles = ("kernel",)``) unless a subclass says otherwise."""
+
+    uses_estimator: ClassVar[bool] = True
+    #: the kernels it takes, by role, in the order of its constructor
+    roles: ClassVar[tuple[str, ...]] = ("kernel",)
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> "Statistic":
+        return cls(*(kernels[r] for r in cls.roles), estimator, name == "unbiased")  # type: ignore[call-arg]
+
+    def __init__(self, kernel: Any, estimator: KernelMeanEstimator, unbiased: bool = True
+                 ) -> None:
+        self.kernel = kernel
+        self.estimator = estimator
+        self.unbiased = unbiased
+        estimator.rule()  # raises for estimators that cannot run inside a test

@@ -18,10 +18,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
+from ..engines._base import SharedSources
+from ..estimators._rules import General
 from ._base import Prepared, Statistic
 
-__all__ = ["Aggregate", "members_varying"]
+__all__ = ["over_grid", "Aggregate", "members_varying"]
 
 
 def members_varying(attrs: list[dict[str, Any]]) -> list[str]:
@@ -42,6 +45,15 @@ def members_varying(attrs: list[dict[str, Any]]) -> list[str]:
             out.append(f"{k} " + ", ".join(dict.fromkeys("-" if v is None else str(v)
                                                            for v in vals)))
     return out
+
+
+def over_grid(statistic: Statistic, combination: Any) -> Statistic:
+    """A regularised statistic over its lambdas: itself for one lambda, else its columns
+    combined (the adaptive test: min-p with exact level, ``combination``)."""
+    grid = getattr(statistic, "lams", None)
+    if grid is not None and grid.size == 1:
+        return statistic
+    return Aggregate([statistic], combination)
 
 
 class Aggregate(Statistic):
@@ -124,14 +136,11 @@ class Aggregate(Statistic):
         need = float(sum(p[0] for p in parts))
         if len(parts) == 1:
             return parts[0]
-        from .._guards import format_bytes
 
         return (need, f"the {len(parts)} members' matrices take {format_bytes(need)}",
                 parts[0][2] + " Or aggregate fewer members.")
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
-        from ..engines._base import SharedSources
-
         shared: Any = SharedSources(engine)  # members of one kernel share its Gram matrix
         preps = [self.members[0].prepare(problem, shared, tuning, rng)]
         # one orientation for the collection: the first member's (a function of its Gram
@@ -168,7 +177,6 @@ class Aggregate(Statistic):
 
         notes = list(dict.fromkeys(n for p in preps for n in p.notes if n))
         first = preps[0]
-        from ..estimators._rules import General
 
         rule = next((p.rule for p in preps if isinstance(p.rule, General)), first.rule)
         what = "the MMD statistic" if problem.kind == "two_sample" else "the HSIC statistic"

@@ -46,11 +46,14 @@ re-centre each resampled Gram matrix (its grand mean and row means change).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
+from .._gram import CentredGram
+from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
+from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel, Precomputed
 from ._base import Prepared, Statistic
 from .mmd import describe_kernel
@@ -94,8 +97,6 @@ class JointGram:
     @classmethod
     def from_gram(cls, K: np.ndarray) -> "JointGram":
         """From a symmetric Gram matrix (copied)."""
-        from .._gram import CentredGram
-
         return cls.from_centred(CentredGram.from_gram(K))
 
     @property
@@ -234,10 +235,17 @@ class DHSIC(Statistic):
     """
 
     name: ClassVar[str] = "dhsic"
+    registered_as: ClassVar[tuple[str, ...]] = ("dhsic",)
     problem_kind: ClassVar[str] = "joint"
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(tuple(kernels.values()))
 
     def __init__(self, kernels: Sequence[Kernel]) -> None:
         self.kernels = tuple(kernels)
+        self.estimator = KME()
         if len(self.kernels) < 2:
             raise ValueError(f"dHSIC needs a kernel for each of at least 2 variables; got "
                              f"{len(self.kernels)}.")
@@ -283,8 +291,6 @@ class DHSIC(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n, d = problem.n, problem.d
         grams = 8.0 * d * n * n
         work = 8.0 * 6 * max(n * n, _CHUNK_ENTRIES)
@@ -325,5 +331,3 @@ class DHSIC(Statistic):
             what=f"dHSIC with {phrase}", tuning="pooled", columns=self.columns(),
             resampled=resampled, joint_grams=lambda: grams)
 
-    def describe_kernels(self) -> dict[str, Any]:
-        return dict(zip(self._roles(), self.kernels))

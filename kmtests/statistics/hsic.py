@@ -19,7 +19,8 @@ from ..engines.hsic import hsic_general, hsic_uniform
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import EstimatorStatistic, Prepared
+from .forms import FormInfo, HSICForm, KernelForm
 from .mmd import describe_kernel, gram_need, statistic_name
 from .tuning import prepare_rule, reportable, symmetric_cose_gram
 from .witness import NO_POINTS, HSICWitness
@@ -27,7 +28,7 @@ from .witness import NO_POINTS, HSICWitness
 __all__ = ["KernelHSIC"]
 
 
-class KernelHSIC(Statistic):
+class KernelHSIC(EstimatorStatistic):
     """HSIC of paired variables with a kernel mean estimator.
 
     Parameters
@@ -42,7 +43,9 @@ class KernelHSIC(Statistic):
     """
 
     name: ClassVar[str] = "hsic"
+    registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "independence"
+    roles: ClassVar[tuple[str, ...]] = ("x", "y")
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel,
                  estimator: KernelMeanEstimator = KME(), unbiased: bool = False,
@@ -89,8 +92,9 @@ class KernelHSIC(Statistic):
 
     def form(self) -> FormInfo:
         rule = self.estimator.rule()
-        return FormInfo("hsic", self.label(), self.unbiased,
-                        isinstance(rule, Uniform) and rule.fixed == 1.0)
+        return FormInfo(HSICForm, self.label(), self.unbiased,
+                        isinstance(rule, Uniform) and rule.fixed == 1.0,
+                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
@@ -157,7 +161,7 @@ class KernelHSIC(Statistic):
             return vals, {"observed": est.weights(source.Kc * source.Lc)[1]}
 
         def kernel_form() -> KernelForm:
-            return KernelForm("hsic", unbiased, source.Kc, source.Lc)
+            return HSICForm(unbiased, source.Kc, source.Lc)
 
         def norms() -> np.ndarray:
             # ||Kc||_F ||Lc||_F / (n (n - 1)): a function of the marginals only, so the

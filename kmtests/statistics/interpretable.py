@@ -16,16 +16,18 @@ time, liberal at moderate sizes: see :doc:`/user_guide/where`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .._guards import format_bytes
+from .._rng import child
+from .._validation import check_positive_int, shown
 from ..engines import Engine, Requirements, Values
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Uniform
 from ..kernels import Gaussian, Kernel
-from ._base import Prepared, Statistic, require_equal_sizes
+from ._base import Prepared, Statistic
 from .locations import (
     Learned,
     fsic_features,
@@ -35,6 +37,7 @@ from .locations import (
     learn_me,
     learn_scf,
     scf_rows,
+    standard_frame,
 )
 from .witness import HSICWitness, MMDWitness
 
@@ -63,11 +66,15 @@ class LearnedFeatures(Statistic):
 
     options: ClassVar[tuple[str, ...]] = ("n_locations", "split_size")
     default_method: ClassVar[str] = "permutation"
+    estimator_refusal: ClassVar[str] = (
+        "statistic={name!r} learns its features on a training split and compares plain means "
+        "of them; estimator={est!r} does not apply (use estimator='kme').")
     kind: str = "me"
 
-    def __init__(self, n_locations: int | None = None, split_size: int | None = None) -> None:
-        from .._validation import check_positive_int
+    def holds_out(self) -> bool:
+        return True
 
+    def __init__(self, n_locations: int | None = None, split_size: int | None = None) -> None:
         self.n_locations = 5 if n_locations is None else check_positive_int(
             n_locations, "n_locations")
         self.split_size = None if split_size is None else check_positive_int(
@@ -76,6 +83,10 @@ class LearnedFeatures(Statistic):
         self.unbiased = False
         self.training: tuple[np.ndarray, np.ndarray] | None = None
         self.gen: np.random.Generator | None = None
+        #: ``(centre, unit)`` of the standardised coordinates the features are learned in
+        self.frame: tuple[np.ndarray, float] = (np.zeros(1), 1.0)
+        #: unequal sizes: (the larger sample, its size, the size it was subsampled to)
+        self.subsampled: tuple[str, int, int] | None = None
 
     def label(self) -> str:
         return _LABELS[self.kind]
@@ -106,20 +117,25 @@ class LearnedFeatures(Statistic):
         """The problem on the test pairs; the training pairs and the generator of the
         initial locations are kept by the statistic. The pairs are split at random by
         the child generator ``"split"`` of `rng` (which then draws the initial values)."""
-        from .._rng import child
-
         self.gen = child(rng, "split")
         if problem.kind == "two_sample":
             if problem.precomputed:
                 raise ValueError(f"{_PAPERS[self.kind]} evaluates the kernel at learned "
                                  "locations: it needs the data, not kernel='precomputed'.")
-            require_equal_sizes(problem, _PAPERS[self.kind], "statistic='unbiased'",
-                                " (the authors' statistic)")
-            n = problem.n_x
+            x, y = problem.z[:problem.n_x], problem.z[problem.n_x:]
+            if x.shape[0] != y.shape[0]:
+                # the tests pair x_i with y_i: a random subsample of the larger sample (by
+                # the child generator "subsample" of `rng`), said in the report
+                sub = child(rng, "subsample")
+                big, small = (x, y) if x.shape[0] > y.shape[0] else (y, x)
+                keep = np.sort(sub.choice(big.shape[0], size=small.shape[0], replace=False))
+                which = "x" if big is x else "y"
+                self.subsampled = (which, big.shape[0], small.shape[0])
+                x, y = (big[keep], small) if which == "x" else (small, big[keep])
+            n = x.shape[0]
             m = self._split(n)
             order = self.gen.permutation(n)
             tr, te = order[:m], np.sort(order[m:])
-            x, y = problem.z[:n], problem.z[n:]
             self.training = (x[tr], y[tr])
             return problem.with_data(np.vstack([x[te], y[te]]), te.size, te.size)
         if problem.precomputed:
@@ -179,12 +195,19 @@ class MESCF(LearnedFeatures):
     """
 
     problem_kind: ClassVar[str] = "two_sample"
+    registered_as: ClassVar[tuple[str, ...]] = ("me", "scf")
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["kernel"], name, options.get("n_locations"),
+                   options.get("split_size"))
 
     def __init__(self, kernel: Kernel, kind: str = "me", n_locations: int | None = None,
                  split_size: int | None = None) -> None:
         super().__init__(n_locations, split_size)
         if kind not in ("me", "scf"):
-            raise ValueError(f"`kind` must be 'me' or 'scf'; got {kind!r}.")
+            raise ValueError(f"`kind` must be 'me' or 'scf'; got {shown(kind)}.")
         self.kind = kind
         self.name = kind  # type: ignore[misc]
         self.kernel = kernel
@@ -198,23 +221,33 @@ class MESCF(LearnedFeatures):
         return Requirements("split", {"kernel": self.kernel}, own_features=self._own())
 
     def _learn(self, x: np.ndarray, y: np.ndarray) -> Learned:
+        """Learn in standardised coordinates (:func:`standard_frame` of the training
+        pairs), so that the test does not depend on the data's origin or units."""
         assert self.gen is not None
         J = self.n_locations
+        centre, unit = self.frame = standard_frame(np.vstack([x, y]))
+        xs, ys = (x - centre) / unit, (y - centre) / unit
         if self.kind == "me":
-            w = None if self.fixed_width is None else self.fixed_width ** 2
-            return learn_me(x, y, J, self.gen, w)
-        return learn_scf(x, y, J, self.gen, self.fixed_width)
+            w = None if self.fixed_width is None else (self.fixed_width / unit) ** 2
+            return learn_me(xs, ys, J, self.gen, w)
+        return learn_scf(xs, ys, J, self.gen,
+                         None if self.fixed_width is None else self.fixed_width / unit)
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         learned, (xt, _) = self._learned()
+        centre, unit = self.frame
         z, m = problem.z, problem.n_x
-        loc = learned.locations
+        zs = (z - centre) / unit
         if self.kind == "me":
-            sigma = float(np.sqrt(learned.width))
-            F = gauss_rows(z, loc, learned.width)
+            # the features in the standardised coordinates, the locations and width in
+            # the data's (for the report and the witness)
+            loc = centre + unit * learned.locations
+            sigma = float(unit * np.sqrt(learned.width))
+            F = gauss_rows(zs, learned.locations, learned.width)
         else:
-            sigma = learned.width
-            F = scf_rows(z, loc, sigma)
+            loc = learned.locations  # frequencies: dimensionless
+            sigma = float(unit * learned.width)
+            F = scf_rows(zs, loc, learned.width)
         kern = Gaussian(bandwidth=sigma)
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
@@ -231,6 +264,12 @@ class MESCF(LearnedFeatures):
         full = F.shape[1]
         notes = self._notes(learned, xt.shape[0],
                             "test locations" if self.kind == "me" else "test frequencies")
+        if self.subsampled is not None:
+            which, big, small = self.subsampled
+            notes.append(f"the {_PAPERS[self.kind].split(' (')[0].removeprefix('the ')} "
+                         f"pairs x_i with y_i: {small} of the {big} observations of {which} "
+                         "were drawn at random (by `rng`) to match the other sample's size; "
+                         "the others are not used")
         if df < full:
             notes.append(f"the features' covariance on the test pairs has rank {df} of "
                          f"{full}: the statistic uses {df} directions and the chi-square null "
@@ -244,6 +283,7 @@ class MESCF(LearnedFeatures):
                                    "criterion": learned.criterion}
         if self.kind == "scf":
             details["frequency_scale"] = sigma
+            details["frequency_origin"] = centre
         return Prepared(values=values, observed=observed, kernels={"kernel": kern},
                         what=f"{self.label()} with {kern.phrase()}", notes=notes,
                         report=details, details={"df": df},
@@ -263,8 +303,15 @@ class NFSIC(LearnedFeatures):
     """
 
     problem_kind: ClassVar[str] = "independence"
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["x"], kernels["y"], options.get("n_locations"),
+                   options.get("split_size"))
     kind = "fsic"
     name: ClassVar[str] = "fsic"
+    registered_as: ClassVar[tuple[str, ...]] = ("fsic",)
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, n_locations: int | None = None,
                  split_size: int | None = None) -> None:

@@ -37,20 +37,31 @@ test: the statistic of an arrangement ``p`` is
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Sequence, cast
+from typing import Any, ClassVar, Mapping, Sequence, cast
 
 import numpy as np
 
-from ..engines import Engine, Requirements, Values
-from ..engines._loop import map_items
+from .._guards import format_bytes
+from .._rng import child
+from ..engines import Engine, Requirements, Values, lowrank
+from ..engines._loop import linalg_threads, map_items
+from ..engines._threads import numba_threads
+from .._validation import shown
 from ..engines.hsic import PairedGrams, pair_sums
-from ..estimators import KME
-from ..estimators.conditional import (ConditionalMeanEmbedding, FittedRegression, RidgeResidual,
-                                      ridge_residual, z_spectrum)
+from ..estimators import KME, KernelMeanEstimator
+from ..estimators.conditional import (
+    ConditionalMeanEmbedding,
+    FittedRegression,
+    RidgeResidual,
+    feature_spectrum,
+    ridge_residual,
+    z_spectrum,
+)
 from ..estimators.filters import filter_function
 from ..kernels import Kernel
 from ..problems.conditional import standardized
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import Prepared, Statistic
+from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
 
 __all__ = ["KCI", "Z_FACTORS", "split_residual_gram"]
@@ -135,9 +146,40 @@ class KCI(Statistic):
     """
 
     name: ClassVar[str] = "kci"
-    options: ClassVar[tuple[str, ...]] = ()
+    registered_as: ClassVar[tuple[str, ...]] = ("kci", "split")
+    options: ClassVar[tuple[str, ...]] = ("filter", "lam", "criterion", "bandwidth_z", "augment",
+                                          "cache", "split_size")
     default_method: ClassVar[str] = "gamma"
     problem_kind: ClassVar[str] = "conditional"
+    uses_threads: ClassVar[bool] = True
+    estimator_refusal: ClassVar[str] = (
+        "the conditional test regresses the kernel features on z (the regression is its "
+        "estimator: `filter`, `lam`, `criterion`); estimator={est!r} does not apply.")
+
+    @classmethod
+    def keywords(cls, name: str) -> tuple[str, ...]:
+        return cls.options if name == "split" else cls.options[:-1]
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        reg = ConditionalMeanEmbedding(
+            filter=options.get("filter") or "tikhonov",
+            lam="auto" if options.get("lam") is None else options["lam"],
+            criterion=options.get("criterion") or "gcv")
+        fraction = options.get("split_size")
+        if name == "split" and fraction is None:
+            fraction = 0.5
+        bandwidth_z = options.get("bandwidth_z")
+        return cls(kernels["x"], kernels["y"], kernels["z"],
+                   bandwidth_z="auto" if bandwidth_z is None else bandwidth_z, regression=reg,
+                   augment=True if options.get("augment") is None else options["augment"],
+                   split=fraction if name == "split" else None,
+                   cache=True if options.get("cache") is None else options["cache"])
+
+    def draws(self, engine: Any) -> bool:
+        """The split of SplitKCI and the features of the low-rank engines are drawn."""
+        return self.split is not None or engine.name in ("rff", "nystrom")
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, kernel_z: Kernel,
                  bandwidth_z: Any = "auto",
@@ -150,12 +192,12 @@ class KCI(Statistic):
             raise TypeError("`regression` must be a ConditionalMeanEmbedding; got "
                             f"{type(self.regression).__name__}.")
         if not isinstance(augment, (bool, np.bool_)):
-            raise TypeError(f"`augment` must be True or False; got {augment!r}.")
+            raise TypeError(f"`augment` must be True or False; got {shown(augment)}.")
         self.augment = bool(augment)
         if split is not None and (isinstance(split, bool) or not isinstance(split, (int, float))
                                   or not 0.0 < float(split) < 1.0):
             raise ValueError(f"`split` must be a fraction between 0 and 1 (the part the "
-                             f"regressions are fitted on); got {split!r}.")
+                             f"regressions are fitted on); got {shown(split)}.")
         self.split = None if split is None else float(split)
         self.cache = bool(cache)
         self.features_xy = FEATURES_XY
@@ -212,12 +254,10 @@ class KCI(Statistic):
                              "fit the regressions on all the data's features.")
 
     def form(self) -> FormInfo:
-        return FormInfo("kci", self.label(), False, True)
+        return FormInfo(KCIForm, self.label(), False, True)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         self.check_engine(engine)
         if engine.name in LOWRANK:
@@ -233,8 +273,6 @@ class KCI(Statistic):
                 "Test a random subsample of the observations, or use a machine with more "
                 "memory.")
 
-    def describe_kernels(self) -> dict[str, Any]:
-        return {"x": self.kernel_x, "y": self.kernel_y, "z": self.kernel_z}
 
     # -- computing it ----------------------------------------------------------------------------
     def _candidates(self, zs: np.ndarray) -> list[Kernel]:
@@ -248,8 +286,6 @@ class KCI(Statistic):
         return [base]
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
-        from ..engines._loop import linalg_threads
-
         with linalg_threads(self.n_jobs, problem.n,
                             RIDGE_SINGLE_BELOW if self._direct(engine) else None):
             return self._prepare(problem, engine, rng)
@@ -318,8 +354,6 @@ class KCI(Statistic):
             return cache["pg"]
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
-            from ..engines._threads import numba_threads
-
             pg = paired()
             with numba_threads(n_jobs):
                 S = pair_sums(pg, perms)[0]
@@ -335,8 +369,6 @@ class KCI(Statistic):
 
     def _prepare_split(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
                        Ky: np.ndarray, z: np.ndarray, rng: Any) -> Prepared:
-        from .._rng import child
-
         n = problem.n
         assert self.split is not None
         n_train = int(round(self.split * n))
@@ -374,22 +406,18 @@ class KCI(Statistic):
         """Features instead of Gram matrices (RCoT-style): the regressions are ridge (or
         filter) regressions of the features of x and y on those of z, and the statistic
         ``||Rx' Ry||_F^2 / n^2`` of the residual features."""
-        from .._rng import child
-        from ..engines.lowrank import feature_map
-        from ..estimators.conditional import feature_spectrum
-
         n = problem.n
         source = self.split_rng if self.split_rng is not None else rng
         gx, gy, gz = child(source, "features").spawn(3)
         q = min(self.features_xy, n)
         r = min(int(getattr(engine, "n_features", 200)), n)
-        Fx = feature_map(engine.name, kx, xa, q, gx)
-        Fy = feature_map(engine.name, ky, y, q, gy)
+        Fx = lowrank.feature_map(engine.name, kx, xa, q, gx)  # looked up: tests patch it
+        Fy = lowrank.feature_map(engine.name, ky, y, q, gy)
         seed = gz.integers(2**63)
         cands = self._candidates(z)
         # the same draws for every candidate bandwidth (common random numbers)
-        specs = [feature_spectrum(k, feature_map(engine.name, k, z, r,
-                                                 np.random.default_rng(seed)).phi)
+        specs = [feature_spectrum(k, lowrank.feature_map(engine.name, k, z, r,
+                                                         np.random.default_rng(seed)).phi)
                  for k in cands]
         reg = self.regression
         fx = reg.fit(cands, z, Fx, spectra=specs)
@@ -423,7 +451,7 @@ class KCI(Statistic):
         reg = self.regression
 
         def kernel_form() -> KernelForm:
-            return KernelForm(kind, False, Kxt, Kyt)
+            return KCIForm(False, Kxt, Kyt, lowrank=kind == "kci_lowrank")
 
         def role(fit: Fit) -> dict[str, Any]:
             return {"lam": fit.lam, "epsilon": fit.lam * fit.n,
@@ -471,16 +499,16 @@ def _check_bandwidth_z(b: Any) -> Any:
     if isinstance(b, str):
         if b not in ("auto", "median"):
             raise ValueError(f"`bandwidth_z` must be 'auto', 'median', a positive number or a "
-                             f"sequence of them; got {b!r}.")
+                             f"sequence of them; got {shown(b)}.")
         return b
     if isinstance(b, (Sequence, np.ndarray)):
         arr = np.asarray(b, dtype=np.float64)
         if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0) \
                 or np.unique(arr).size != arr.size:
             raise ValueError("`bandwidth_z` must be 'auto', 'median', a positive number or a "
-                             f"sequence of distinct positive numbers; got {b!r}.")
+                             f"sequence of distinct positive numbers; got {shown(b)}.")
         return tuple(float(v) for v in arr)
     if isinstance(b, bool) or not isinstance(b, (int, float)) or not (np.isfinite(b) and b > 0):
         raise ValueError(f"`bandwidth_z` must be 'auto', 'median', a positive number or a "
-                         f"sequence of them; got {b!r}.")
+                         f"sequence of them; got {shown(b)}.")
     return float(b)

@@ -39,10 +39,12 @@ import numpy as np
 
 from ..engines import Engine, Requirements, Values
 from ..engines._loop import map_rows_multi
+from ..engines.exact import Exact
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Rule, Uniform
 from ..kernels import Kernel
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import EstimatorStatistic, Prepared
+from .forms import FormInfo, KernelForm, KWayForm
 from .mmd import statistic_name
 from .tuning import prepare_rule, reportable
 
@@ -60,7 +62,7 @@ def _fixed_factor(rule: Rule) -> float | None:
     return float(rule.fixed) if isinstance(rule, Uniform) and rule.fixed is not None else None
 
 
-class KSampleMMD(Statistic):
+class KSampleMMD(EstimatorStatistic):
     """The k-sample MMD (module docs) with a kernel mean estimator.
 
     Parameters
@@ -73,14 +75,12 @@ class KSampleMMD(Statistic):
     """
 
     name: ClassVar[str] = "k_sample"
+    registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "k_sample"
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
-        self.kernel = kernel
-        self.estimator = estimator
-        self.unbiased = unbiased
-        estimator.rule()
+        super().__init__(kernel, estimator, unbiased)
 
     def label(self) -> str:
         return statistic_name("kMMD^2_u" if self.unbiased else "kMMD^2_b", self.estimator)
@@ -109,15 +109,14 @@ class KSampleMMD(Statistic):
         return frozenset({"values", "kernel_form"} if engine.holds_gram else {"values"})
 
     def form(self) -> FormInfo:
-        return FormInfo("kway", self.label(), self.unbiased,
-                        _fixed_factor(self.estimator.rule()) == 1.0)
+        return FormInfo(KWayForm, self.label(), self.unbiased,
+                        _fixed_factor(self.estimator.rule()) == 1.0,
+                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
         need, what, advice = super().memory(problem, engine, tuning, batch)
         if engine.holds_gram and _fixed_factor(self.estimator.rule()) is None:
-            from ..engines.exact import Exact
-
             need += Exact.per_thread_bytes(problem.n) / 2
         return need, what, advice
 
@@ -142,19 +141,7 @@ class KSampleMMD(Statistic):
         fixed = _fixed_factor(rule)
 
         def fast(perms: np.ndarray, n_jobs: int | None) -> Values:
-            s = np.empty((perms.shape[0], k))
-            t = np.empty((perms.shape[0], k))
-            for g in range(k):
-                a, b = int(offsets[g]), int(offsets[g + 1])
-                s[:, g] = source.within_sums(group_first(perms, a, b), int(sizes[g]), n_jobs)
-                t[:, g] = source.diag_c[perms[:, a:b]].sum(axis=1)
-            if unbiased:
-                u = (s - t) / (sizes * (sizes - 1))
-                stat = ((u * (sizes * (N - sizes))).sum(axis=1) + s.sum(axis=1)) / W
-            else:
-                stat = (N / W) * (s / sizes).sum(axis=1)
-            c2 = float(fixed) ** 2  # type: ignore[arg-type]
-            return Values(c2 * stat, np.full(stat.shape, 4.0 * c2 * source.kc_max))
+            return _fixed_values(source, perms, n_jobs, sizes, offsets, unbiased, fixed)
 
         def general(perms: np.ndarray, n_jobs: int | None) -> tuple[Values, list[Any]]:
             assert cg is not None
@@ -202,7 +189,7 @@ class KSampleMMD(Statistic):
             labels = np.repeat(np.arange(k), sizes)
             L = (labels[:, None] == labels[None, :]) / sizes[labels][:, None]
             Lc = L - L.mean(axis=0) - L.mean(axis=1)[:, None] + L.mean()
-            return KernelForm("kway", unbiased, cg.Kc, Lc, scale=N ** 3 / W)
+            return KWayForm(unbiased, cg.Kc, Lc, scale=N ** 3 / W)
 
         params = {}
         if tparams or prep.params:
@@ -223,3 +210,24 @@ def _weights(rule: Rule, K: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
     rho = float(K.sum()) / n ** 2
     c = float(rule(np.array([rho]), np.array([float(np.trace(K)) / n - rho]), n)[0])
     return np.full(n, c / n), {}
+
+
+def _fixed_values(source: Any, perms: np.ndarray, n_jobs: int | None, sizes: np.ndarray,
+                  offsets: np.ndarray, unbiased: bool, fixed: Any) -> Values:
+    """The statistic on each arrangement of `perms` for fixed weights (``fixed`` times the
+    uniform ones), from the within-sample sums of the pooled Gram matrix."""
+    k, N = sizes.size, int(sizes.sum())
+    W = float((sizes.sum() ** 2 - (sizes ** 2).sum()) / 2)
+    s = np.empty((perms.shape[0], k))
+    t = np.empty((perms.shape[0], k))
+    for g in range(k):
+        a, b = int(offsets[g]), int(offsets[g + 1])
+        s[:, g] = source.within_sums(group_first(perms, a, b), int(sizes[g]), n_jobs)
+        t[:, g] = source.diag_c[perms[:, a:b]].sum(axis=1)
+    if unbiased:
+        u = (s - t) / (sizes * (sizes - 1))
+        stat = ((u * (sizes * (N - sizes))).sum(axis=1) + s.sum(axis=1)) / W
+    else:
+        stat = (N / W) * (s / sizes).sum(axis=1)
+    c2 = float(fixed) ** 2
+    return Values(c2 * stat, np.full(stat.shape, 4.0 * c2 * source.kc_max))

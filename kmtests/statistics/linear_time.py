@@ -43,14 +43,17 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .._guards import format_bytes
+from .._validation import check_positive_int
 from ..engines import Engine, Requirements, Values
-from ..estimators import KME
+from ..engines.tiles import KernelTiles
+from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import Uniform
-from ..kernels import Kernel
+from ..kernels import CANCEL_RTOL, Kernel
 from ._base import Prepared, Statistic, require_equal_sizes
 from .witness import MMDWitness
 
@@ -116,7 +119,6 @@ def _offdiag_sums_radial(src: Any, A: np.ndarray, B: np.ndarray | None) -> np.nd
     D += aa[:, :, None]
     D += bb[:, None, :]
     np.maximum(D, 0.0, out=D)
-    from ..kernels import CANCEL_RTOL
 
     g, i, j = np.nonzero(D <= CANCEL_RTOL * (aa[:, :, None] + bb[:, None, :]))
     if g.size:  # close points: from the differences (identical points at distance 0)
@@ -181,14 +183,27 @@ class LinearTimeMMD(Statistic):
     """
 
     options: ClassVar[tuple[str, ...]] = ("block_size",)
+    registered_as: ClassVar[tuple[str, ...]] = ("block", "linear")
     default_method: ClassVar[str] = "normal"
     default_engine: ClassVar[str] = "streamed"
     problem_kind: ClassVar[str] = "two_sample"
+    estimator_refusal: ClassVar[str] = (
+        "engine={name!r} runs the KME statistic only (estimator='kme'); for estimator {est!r} "
+        "use engine='exact' or 'streamed'.")
+    #: the engine names that stand for it (``engine="block"``: the B-test, as in 0.2)
+    engine_aliases: ClassVar[tuple[str, ...]] = ("block", "linear")
+
+    @classmethod
+    def keywords(cls, name: str) -> tuple[str, ...]:
+        return cls.options if name == "block" else ()
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["kernel"], name, options.get("block_size"))
 
     def __init__(self, kernel: Kernel, kind: str = "block", block_size: int | None = None
                  ) -> None:
-        from .._validation import check_positive_int
-
         self.kernel = kernel
         self.estimator = KME()
         self.kind = kind
@@ -238,8 +253,6 @@ class LinearTimeMMD(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n, d = problem.n, problem.dims["kernel"]
         need = 8.0 * n * (3 * d + 1)  # the pooled data, its prescaled copy, a transient
         if self.kind == "block":
@@ -252,8 +265,6 @@ class LinearTimeMMD(Statistic):
                 (", or use a smaller `block_size`." if self.kind == "block" else "."))
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
-        from ..engines.tiles import KernelTiles
-
         kern = self.kernel.fitted_to(problem.z, name="the pooled sample")
         src = KernelTiles(kern, problem.z)
         n, b, kind = problem.n_x, self._b(problem.n_x), self.kind

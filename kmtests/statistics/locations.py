@@ -55,6 +55,7 @@ __all__ = [
     "scf_criterion",
     "scf_features",
     "scf_rows",
+    "standard_frame",
 ]
 
 #: the regulariser of the training criterion (the authors' ``reg=1e-5``)
@@ -159,6 +160,31 @@ class Learned:
     n_iter: int
     locations_y: np.ndarray | None = None   # NFSIC: W
     width_y: float | None = None            # NFSIC: s_y^2
+
+
+def standard_frame(z: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(centre, unit)`` of the standardised coordinates ``(z - centre) / unit``: the
+    mean of the rows and their median distance (1 if all rows coincide).
+
+    The ME and SCF tests learn their locations, frequencies and widths in these
+    coordinates: the optimiser's starting points, steps and tolerances are then
+    relative to the data, and the test is invariant (to rounding) to a shift and a
+    change of units of the data, as a Gaussian kernel with the median bandwidth is.
+    The SCF's smoothing window, centred at the origin in the papers, is centred at
+    ``centre``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.statistics.locations import standard_frame
+    >>> z = np.array([[0.0], [1.0], [3.0]])
+    >>> centre, unit = standard_frame(1e3 * z + 5.0)
+    >>> print(centre, unit)
+    [1338.33333333] 2000.0
+    """
+    z = np.asarray(z, dtype=np.float64)
+    centre = z.mean(axis=0)
+    return centre, float(np.sqrt(_med2(z - centre)))
 
 
 def _med2(v: np.ndarray) -> float:
@@ -333,20 +359,24 @@ def learn_scf(x: np.ndarray, y: np.ndarray, J: int, gen: np.random.Generator,
     hi = np.log(med * np.sqrt(_WIDE_BOUNDS[1]))
     lo, hi = min(lo, np.log(s0)), max(hi, np.log(s0))
 
+    # the optimiser's variables are the frequencies in the data's units, W = T / s, and
+    # log s: for wide windows (s large, f ~ 1) the criterion depends on T / s alone, a
+    # ridge along log s that the variables (T, log s) would have to follow diagonally
     def f(p: np.ndarray) -> tuple[float, np.ndarray]:
-        T = p[:J * d].reshape(J, d)
         s = s0 if fixed else float(np.exp(p[-1]))
+        T = p[:J * d].reshape(J, d) * s
         lam, gT, gs = scf_criterion(x, y, T, s)
-        return lam, np.concatenate([gT.ravel()] + ([] if fixed else [[gs]]))
+        g = [(gT * s).ravel()] + ([] if fixed else [[gs + float(np.sum(gT * T))]])
+        return lam, np.concatenate(g)
 
-    p0 = np.concatenate([T0.ravel(), [] if fixed else [np.log(s0)]])
+    p0 = np.concatenate([(T0 / s0).ravel(), [] if fixed else [np.log(s0)]])
     bounds: list[tuple[float | None, float | None]] = [(None, None)] * (J * d)
     if not fixed:
         bounds.append((lo, hi))
     init = f(p0)[0]
     p, crit, ok, it = _maximise(f, p0, bounds, max_iter)
-    return Learned(p[:J * d].reshape(J, d), s0 if fixed else float(np.exp(p[-1])), crit,
-                   init, ok, it)
+    s = s0 if fixed else float(np.exp(p[-1]))
+    return Learned(p[:J * d].reshape(J, d) * s, s, crit, init, ok, it)
 
 
 def learn_fsic(x: np.ndarray, y: np.ndarray, J: int, gen: np.random.Generator,

@@ -18,7 +18,8 @@ from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import FormInfo, KernelForm, Prepared, Statistic
+from ._base import EstimatorStatistic, Prepared
+from .forms import FormInfo, KernelForm, MMDForm
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
 
@@ -69,7 +70,7 @@ def features_need(est: KernelMeanEstimator) -> str:
     return ""
 
 
-class KernelMMD(Statistic):
+class KernelMMD(EstimatorStatistic):
     """``MMD^2`` between the estimated embeddings of two samples.
 
     Parameters
@@ -82,14 +83,12 @@ class KernelMMD(Statistic):
     """
 
     name: ClassVar[str] = "mmd"
+    registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "two_sample"
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
-        self.kernel = kernel
-        self.estimator = estimator
-        self.unbiased = unbiased
-        estimator.rule()  # raises for estimators that cannot run inside a test
+        super().__init__(kernel, estimator, unbiased)
 
     def __repr__(self) -> str:
         return (f"KernelMMD(kernel={self.kernel!r}, estimator={self.estimator!r}, "
@@ -120,8 +119,9 @@ class KernelMMD(Statistic):
 
     def form(self) -> FormInfo:
         rule = self.estimator.rule()
-        return FormInfo("mmd", self.label(), self.unbiased,
-                        isinstance(rule, Uniform) and rule.fixed == 1.0)
+        return FormInfo(MMDForm, self.label(), self.unbiased,
+                        isinstance(rule, Uniform) and rule.fixed == 1.0,
+                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
@@ -187,7 +187,7 @@ class KernelMMD(Statistic):
 
         def kernel_form() -> KernelForm:
             assert cg is not None
-            return KernelForm("mmd", unbiased, cg.Kc, n_x=n_x, diag=cg.diag)
+            return MMDForm(unbiased, cg.Kc, n_x=n_x, diag=cg.diag)
 
         def norms() -> np.ndarray:
             return np.array([fuse_norm_mmd(kern, problem.z, min(n_x, n - n_x))])

@@ -17,24 +17,29 @@ parallel numba loop.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .._gram import centred_spectrum
+from .._guards import format_bytes
+from .._validation import check_choice
 from ..engines import Engine, Requirements, Values
+from ..engines._threads import numba_threads
 from ..engines.hsic import PairedGrams, pair_sums
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
+from .aggregate import over_grid
 from .mmd import describe_kernel
-from .spectral import FILTERS, _positive_spectrum, filter_function, lambda_grid, lambda_values
+from .spectral import FILTERS, filter_function, lambda_grid, lambda_values
 
 __all__ = ["NOCCO", "nocco_values", "normalized_operators"]
 
 
 def _operators(Kc: np.ndarray, filt: str, lams: np.ndarray) -> list[np.ndarray]:
     n = Kc.shape[0]
-    kappa, U = _positive_spectrum(Kc, n)
+    kappa, U = centred_spectrum(Kc)
     g = filter_function(filt)
     out = []
     for lam in lams:
@@ -67,8 +72,6 @@ def normalized_operators(Kc: np.ndarray, Lc: np.ndarray, filt: str, lams: np.nda
 def nocco_values(ops: list[PairedGrams], perms: np.ndarray, n_jobs: int | None = None
                  ) -> Values:
     """``tr(R_X P R_Y P')`` for every permutation (rows) and every operator pair (columns)."""
-    from ..engines._threads import numba_threads
-
     B = perms.shape[0]
     stat = np.empty((B, len(ops)))
     scale = np.empty((B, len(ops)))
@@ -95,13 +98,23 @@ class NOCCO(Statistic):
     """
 
     name: ClassVar[str] = "regularized"
+    registered_as: ClassVar[tuple[str, ...]] = ("regularized",)
     options: ClassVar[tuple[str, ...]] = ("filter", "lam")
     problem_kind: ClassVar[str] = "independence"
+    estimator_refusal: ClassVar[str] = (
+        "statistic='regularized' regularises the covariance operator of the empirical kernel "
+        "mean; use estimator='kme' (the regularisation is the filter and lam), or another "
+        "statistic with {est!r}.")
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        lam = "auto" if options.get("lam") is None else options["lam"]
+        return over_grid(cls(kernels["x"], kernels["y"], options.get("filter") or "tikhonov",
+                             lam), options["combination"])
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, filter: str = "tikhonov",
                  lams: Any = "auto", orientation: bool | None = None) -> None:
-        from .._validation import check_choice
-
         self.kernel_x, self.kernel_y = kernel_x, kernel_y
         self.estimator = KME()
         self.filter = check_choice(filter, "filter", tuple(FILTERS))
@@ -128,8 +141,6 @@ class NOCCO(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         L = 10 if self.lams is None else self.lams.size
         need = (4 + 2 * L) * 8.0 * n * n

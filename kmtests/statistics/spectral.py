@@ -39,17 +39,20 @@ then follow as in :mod:`kmtests.engines.mmd` (centred block sums ``s``, ``t``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
 from .._gram import CentredGram, centred_spectrum
+from .._guards import format_bytes
+from .._validation import check_choice, check_positive_int, shown
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import _CHUNK, PooledGram, _membership_into, within_sums
-from ..estimators import KME
+from ..estimators import KME, KernelMeanEstimator
 from ..estimators.filters import FILTERS, filter_function
 from ..kernels import Kernel
 from ._base import Prepared, Statistic
+from .aggregate import over_grid
 from .mmd import describe_kernel
 
 __all__ = ["FILTERS", "SpectralGram", "SpectralMMD", "filter_function", "held_out_spectral",
@@ -92,17 +95,11 @@ class SpectralGram:
         return self.coef.shape[1]
 
 
-def _positive_spectrum(Kc: np.ndarray, n_norm: int) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenpairs of a centred Gram matrix above rounding, descending
-    (:func:`kmtests._gram.centred_spectrum`)."""
-    return centred_spectrum(Kc)
-
-
 def pooled_spectral(cg: CentredGram, filt: Callable[[np.ndarray, float], np.ndarray],
                     lams: np.ndarray) -> SpectralGram:
     """The pooled-operator form: ``Kc_lambda = U diag(kappa g(kappa/N)) U'``."""
     N = cg.n
-    kappa, U = _positive_spectrum(cg.Kc, N)
+    kappa, U = centred_spectrum(cg.Kc)
     lam = np.asarray(lams, dtype=np.float64)
     coef = np.stack([kappa * filt(kappa / N, float(v)) for v in lam], axis=1)  # (r, L)
     diag = (U * U) @ coef
@@ -123,8 +120,11 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     s = K_z.shape[0]
     H = np.eye(s) - 1.0 / s
     # Sigma_hat = (1/(s-1)) sum_j (phi(z_j) - mean)(...)': eigenpairs of H K_z H /(s-1)
-    ev, V = _positive_spectrum(H @ K_z @ H, s)
-    ev = ev / (s - 1)
+    ev, V = centred_spectrum(H @ K_z @ H)
+    # rounding is relative to the kernel's values, not to the centred matrix's top
+    # eigenvalue: held-out points that coincide leave only rounding (the operator is 0)
+    real = ev > 10.0 * s * np.finfo(np.float64).eps * float(np.max(np.abs(np.diagonal(K_z))))
+    ev, V = ev[real] / (s - 1), V[:, real]
     # f_ai = <phi(a), sqrt(ev_i) psi_i> = (K_az H V)_i / sqrt(s - 1)
     F = (K_rz @ (H @ V)) / np.sqrt(s - 1)
     F -= F.mean(axis=0)  # centring over the permuted points (the MMD ignores the offset)
@@ -132,8 +132,11 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     g0 = np.array([float(filt(np.zeros(1), float(v))[0]) for v in lam])
     coef = np.stack([(filt(ev, float(v)) - g) / ev for v, g in zip(lam, g0)], axis=1)
     diag = g0[None, :] * np.diagonal(cg_rest.Kc)[:, None] + (F * F) @ coef
+    # the held-out points may all coincide (tied data): the operator is then 0, it has no
+    # eigenpairs (r = 0) and ``Kc_lambda = g(0) Kc`` (the base term alone)
     top_f = float(np.max(np.sum(F * F, axis=1))) if F.size else 0.0
-    scale = np.abs(g0) * cg_rest.kc_max + np.max(np.abs(coef), axis=0) * top_f
+    top_c = np.max(np.abs(coef), axis=0) if coef.size else np.zeros(lam.size)
+    scale = np.abs(g0) * cg_rest.kc_max + top_c * top_f
     return SpectralGram(F, coef, g0, PooledGram(cg_rest), diag, scale), ev
 
 
@@ -178,14 +181,12 @@ def lambda_grid(trace: float, count: int = 10) -> np.ndarray:
     >>> print(lambda_grid(1.0, 3))
     [1.00000000e-06 3.16227766e-03 1.00000000e+01]
     """
-    from .._validation import check_positive_int
-
     return float(trace) * np.logspace(-6.0, 1.0, check_positive_int(count, "lam"))
 
 
 def lambda_values(lam: Any, name: str = "lam") -> np.ndarray | None:
     """`lam` validated: None for ``"auto"``, else a 1-D array of distinct positive numbers."""
-    msg = f"`{name}` must be 'auto', a positive number or a sequence of them; got {lam!r}."
+    msg = f"`{name}` must be 'auto', a positive number or a sequence of them; got {shown(lam)}."
     if isinstance(lam, str):
         if lam.lower() != "auto":
             raise ValueError(msg)
@@ -200,7 +201,7 @@ def lambda_values(lam: Any, name: str = "lam") -> np.ndarray | None:
         raise ValueError(msg)
     if np.unique(grid).size != grid.size:
         raise ValueError(f"`{name}` must not repeat a value (a repeated lambda would count "
-                         f"twice in the aggregated test); got {lam!r}.")
+                         f"twice in the aggregated test); got {shown(lam)}.")
     return grid
 
 
@@ -215,6 +216,25 @@ def split_held_out(n_x: int, n_y: int, s: int, gen: np.random.Generator
     rest_x = np.setdiff1d(np.arange(n_x), hx)
     rest_y = np.setdiff1d(np.arange(n_y), hy)
     return hx[coin], hy[~coin], rest_x, rest_y
+
+
+def _held_out(problem: Any, split_size: Any, rng: Any) -> tuple[Any, np.ndarray]:
+    """The held-out design of ``covariance="split"`` (Hagrass et al.): the problem on the
+    remaining points, and the held-out points."""
+    from .._rng import child
+    from .._validation import check_positive_int
+
+    nx, ny = problem.n_x, problem.n_y
+    n_min = min(nx, ny)
+    s = (max(3, int(round(0.2 * n_min))) if split_size is None
+         else check_positive_int(split_size, "split_size"))
+    if s < 3 or n_min - s < 2:
+        raise ValueError(f"`split_size` must be at least 3 and leave 2 points in each sample; "
+                         f"got {s} with samples of {nx} and {ny}.")
+    x, y = problem.z[:nx], problem.z[nx:]
+    zx, zy, rx, ry = split_held_out(nx, ny, s, child(rng, "split"))
+    held = np.vstack([x[zx], y[zy]])
+    return problem.with_data(np.vstack([x[rx], y[ry]]), rx.size, ry.size), held
 
 
 class SpectralMMD(Statistic):
@@ -236,12 +256,47 @@ class SpectralMMD(Statistic):
 
     name: ClassVar[str] = "regularized"
     options: ClassVar[tuple[str, ...]] = ("filter", "lam", "covariance", "split_size")
+    registered_as: ClassVar[tuple[str, ...]] = ("regularized",)
     problem_kind: ClassVar[str] = "two_sample"
+    estimator_refusal: ClassVar[str] = (
+        "statistic='regularized' regularises the covariance operator of the empirical kernel "
+        "mean; use estimator='kme' (the regularisation is the filter and lam), or another "
+        "statistic with {est!r}.")
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        lam = "auto" if options.get("lam") is None else options["lam"]
+        stat = cls(kernels["kernel"], options.get("filter") or "tikhonov", lam,
+                   options.get("held_out"))
+        return over_grid(stat, options["combination"])
+
+    @classmethod
+    def design(cls, name: str, problem: Any, kernels: dict[str, Any],
+               options: dict[str, Any], rng: Any) -> tuple[Any, dict[str, Any]]:
+        """The kernel fitted to the pooled sample (and the held-out points of
+        ``covariance="split"``, drawn from the child ``"split"`` of `rng`)."""
+        from .._validation import check_choice
+
+        covariance = options.get("covariance")
+        if covariance is not None:
+            covariance = check_choice(covariance, "covariance", ("pooled", "split"))
+        if options.get("split_size") is not None and covariance != "split":
+            raise ValueError("`split_size` configures covariance='split' (the held-out "
+                             "points); with the pooled covariance operator it would be "
+                             "ignored.")
+        if problem.precomputed:
+            return problem, kernels
+        fit_on = problem.z
+        if covariance == "split":
+            problem, held = _held_out(problem, options.get("split_size"), rng)
+            options["held_out"] = held
+            fit_on = np.vstack([problem.z, held])
+        return problem, {**kernels, "kernel": kernels["kernel"].fitted_to(
+            fit_on, name="the pooled sample")}
 
     def __init__(self, kernel: Kernel, filter: str = "tikhonov", lams: Any = "auto",
                  held_out: np.ndarray | None = None) -> None:
-        from .._validation import check_choice
-
         self.kernel = kernel
         self.estimator = KME()
         self.filter = check_choice(filter, "filter", tuple(FILTERS))
@@ -271,8 +326,6 @@ class SpectralMMD(Statistic):
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
-        from .._guards import format_bytes
-
         n = problem.n
         need = 3 * 8.0 * n * n + 8.0 * n * 128  # the centred Gram, its eigenvectors, workspace
         return (need, f"the {n} x {n} pooled Gram matrix and its eigenvectors take "
@@ -311,6 +364,11 @@ class SpectralMMD(Statistic):
                 grid = lambda_grid(trace)
             sg, ev = held_out_spectral(cg, kern.gram(z, zz), K_z, filt, grid)
             rank = int(ev.size)
+            if rank == 0:
+                notes.append("the held-out covariance operator has no positive eigenvalue "
+                             "(the held-out points coincide): the regularised kernel is "
+                             "g_lambda(0) times the kernel, so the statistic is a multiple "
+                             "of MMD^2_u and the test is the unregularised permutation test")
             covariance = "split"
             notes.append(f"regularisation: the covariance operator is estimated on {s} "
                          "held-out points (one of each of the split_size pairs drawn from x "

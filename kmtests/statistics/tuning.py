@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._warnings import DegenerateStatisticWarning
 from ..estimators import KernelMeanEstimator
 from ..estimators._rules import General, Rule, Uniform
 
@@ -72,8 +73,6 @@ def prepare_rule(est: KernelMeanEstimator, tuning: str,
     rule = est.with_fixed(params).rule()
     note = ""
     if isinstance(rule, Uniform) and rule.fixed == 0.0:
-        from .._warnings import DegenerateStatisticWarning
-
         note = ("the pooled shrinkage is 1: the shrunk statistic would be identically 0, so "
                 "the unshrunk statistic is used (a fixed shrinkage only rescales it: the "
                 "p-value is the KME test's)")

@@ -212,14 +212,15 @@ def _centre(K: np.ndarray) -> np.ndarray:
 
 # -- which features ---------------------------------------------------------------------------
 def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error rate, any dependence)."""
+    """Holm's step-down adjusted p-values (family-wise error rate, any dependence):
+    statsmodels' ``multipletests(p, method="holm")``, as the k-sample test's post-hoc
+    table uses it."""
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(p, dtype=np.float64)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(adj, 1.0)
-    return out
+    if p.size == 0:
+        return p.copy()
+    return np.asarray(multipletests(p, method="holm")[1], dtype=np.float64)
 
 
 def _median_gaussian(v: np.ndarray) -> Kernel:

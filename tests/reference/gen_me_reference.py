@@ -97,7 +97,7 @@ def main() -> None:
 
     gen = np.random.default_rng(20261124)
     cases = []
-    for i, (n, d, J) in enumerate([(60, 3, 4), (200, 1, 2), (150, 5, 3)]):
+    for n, d, J in [(60, 3, 4), (200, 1, 2), (150, 5, 3)]:
         x = gen.normal(size=(n, d))
         y = gen.normal(size=(n, d)) + np.r_[0.6, np.zeros(d - 1)]
         y[:, -1] *= 1.3

@@ -95,7 +95,7 @@ def canonical(value: Any, where: str = "value", *, vouched: bool = False) -> Any
 
     Examples
     --------
-    >>> from kmtests._checkpoint import canonical
+    >>> from kmtests.studies._checkpoint import canonical
     >>> canonical({"bandwidth": 1.5, "kernel": "gaussian", "lam": float("inf")})
     {'bandwidth': 1.5, 'kernel': 'gaussian', 'lam': 'inf'}
     >>> sorted(canonical(lambda x: x + 1.0))

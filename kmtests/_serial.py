@@ -1,0 +1,313 @@
+r"""Serial dependence: automatic block lengths and the check for autocorrelated data.
+
+* :func:`politis_white` — the Politis & White (2004) optimal block lengths of a
+  series, with the correction of Patton, Politis & White (2009), for the
+  stationary bootstrap (``b_sb``) and the circular block bootstrap (``b_cb``);
+  the tuning (the band ``2 sqrt(log10(n) / n)``, ``K_n = max(5, log10 n)``
+  consecutive insignificant autocorrelations, the cap
+  ``ceil(min(3 sqrt(n), n / 3))``) is that of Patton's MATLAB program and of
+  ``arch.bootstrap.optimal_block_length``, whose numbers it reproduces
+  (``tests/test_timeseries.py`` against ``tests/data/arch_block_lengths.csv``,
+  made by ``benchmarks/reference/arch_block_lengths.py``);
+* :func:`feature_series` — the series whose dependence matters for a kernel
+  statistic: the data's columns (their first 5 principal components if there are
+  more) and the first 3 principal components of 64 random Fourier features of the
+  Gaussian kernel (median-heuristic bandwidth): the kernel's feature map in a
+  few coordinates, which sees the dependence of nonlinear features (e.g. the
+  volatility clustering of GARCH returns, uncorrelated in the data themselves);
+* :func:`auto_length` — the rule of ``blocks="auto"`` and of the wild
+  bootstrap's ``length="auto"``: from the largest Politis-White length over those
+  series; for block permutations 3 times the circular-block length, rounded up,
+  at most ``n / 8`` (see ``_SCALE``); for the AR(1) multipliers the
+  stationary-bootstrap length (their covariance ``exp(-|s - t| / l)`` is the
+  stationary bootstrap's ``(1 - 1/b)^|s - t|`` with ``b = l``), at most ``n / 4``;
+* :func:`serial_check` — a cheap check (the lag-1 autocorrelation of the data's
+  columns and of their squares, after the best single shift in mean is removed:
+  concatenated groups are not a series; ``O(n d)``) that warns
+  (:class:`~kmtests.SerialDependenceWarning`) when a null for i.i.d. data meets
+  series whose dependence inflates its level.
+
+Examples
+--------
+>>> import numpy as np
+>>> gen = np.random.default_rng(0)
+>>> e = gen.normal(size=500)
+>>> x = np.empty(500); x[0] = e[0]
+>>> for t in range(1, 500):
+...     x[t] = 0.8 * x[t - 1] + e[t]
+>>> b_sb, b_cb = politis_white(x)
+>>> print(f"{b_sb:.1f} {b_cb:.1f}")
+15.6 17.8
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._warnings import SerialDependenceWarning
+
+__all__ = ["AutoLength", "auto_length", "feature_series", "politis_white", "serial_check"]
+
+#: the block length is this multiple of the largest Politis-White circular-block length,
+#: at most n / 8 (at least 8 blocks, so that the test can reject): the Politis-White
+#: length is MSE-optimal for a variance, and too short for the level of a test
+#: (measured, HSIC on two AR(1) series with phi = 0.95, n = 200, 100 pairs: 13, 8, 7
+#: rejections at 5% with 1, 2, 3 times it; MMD between the halves of one series: 24, 14,
+#: 6; benchmarks/README.md). The multipliers of the wild bootstrap take the
+#: stationary-bootstrap length itself: longer ones made its level worse (27, 32, 34).
+_SCALE = 3.0
+
+#: random Fourier features drawn for the kernel feature series, and their components kept
+_N_FEATURES, _N_COMPONENTS, _MAX_COLUMNS = 64, 3, 5
+
+
+def politis_white(x: Any) -> tuple[float, float]:
+    """The optimal block lengths ``(b_sb, b_cb)`` of a 1-d series (see the module docs).
+
+    Parameters
+    ----------
+    x : array_like, 1-d
+        The series (at least 8 observations).
+
+    Returns
+    -------
+    tuple of float
+        The stationary-bootstrap and the circular-block-bootstrap lengths, at most
+        ``ceil(min(3 sqrt(n), n / 3))``; 1 for a constant series.
+    """
+    eps = np.asarray(x, dtype=np.float64).ravel()
+    n = eps.shape[0]
+    if n < 8:
+        raise ValueError(f"an automatic block length needs at least 8 observations; got {n}.")
+    eps = eps - eps.mean()
+    b_max = float(math.ceil(min(3.0 * math.sqrt(n), n / 3.0)))
+    kn = max(5, int(math.log10(n)))
+    m_max = int(math.ceil(math.sqrt(n))) + kn
+    band = 2.0 * math.sqrt(math.log10(n) / n)
+    lags = np.arange(m_max + 1)
+    cross = np.array([eps[i:] @ eps[:n - i] for i in lags])
+    if cross[0] <= 0.0:
+        return 1.0, 1.0
+    acv = cross / n
+    # the autocorrelations as Patton's program and arch normalise them
+    sq = np.concatenate([[0.0], np.cumsum(eps * eps)])
+    v1 = sq[n] - sq[lags + 1]            # sum of eps[i + 1:] ** 2
+    v2 = sq[n - lags - 1]                # sum of eps[:n - i - 1] ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acorr = np.abs(cross) / np.sqrt(v1 * v2)
+    small = acorr < band
+    opt_m = None
+    for i in range(kn, m_max + 1):       # the first run of kn insignificant lags
+        if small[i - kn:i].all():
+            opt_m = i - kn
+            break
+    m = min(2 * max(opt_m, 1) if opt_m is not None else m_max, m_max)
+    k = np.arange(1, m + 1)
+    lam = np.where(k / m <= 0.5, 1.0, 2.0 * (1.0 - k / m))
+    g = float(np.sum(2.0 * lam * k * acv[1:m + 1]))
+    lr = float(acv[0] + np.sum(2.0 * lam * acv[1:m + 1]))
+    if lr == 0.0:  # (a negative estimate, strong dependence in a short series: long blocks)
+        return (b_max, b_max) if g != 0.0 else (1.0, 1.0)
+    b_sb = (2.0 * g * g / (2.0 * lr * lr)) ** (1 / 3) * n ** (1 / 3)
+    b_cb = (2.0 * g * g / (4 / 3 * lr * lr)) ** (1 / 3) * n ** (1 / 3)
+    return min(b_sb, b_max), min(b_cb, b_max)
+
+
+def _principal(a: np.ndarray, k: int) -> np.ndarray:
+    """The first `k` principal component scores of the columns of `a` (centred)."""
+    a = a - a.mean(axis=0)
+    if a.shape[1] <= k:
+        return a
+    vals, vecs = np.linalg.eigh(a.T @ a)     # (columns x columns): cheap for n >> columns
+    return a @ vecs[:, np.argsort(vals)[::-1][:k]]
+
+
+def feature_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.ndarray:
+    """The series whose dependence matters for a kernel statistic of `data` (rows in
+    time order), as columns: the data's columns (or their first 5 principal
+    components) and the first 3 principal components of random Fourier features of
+    the Gaussian kernel with the median-heuristic bandwidth (a fixed seed: the series
+    are a function of the data). `windows` (sizes) centres each window of rows on its
+    own mean first (two samples: a shift between the windows is the alternative, not
+    dependence)."""
+    z = np.asarray(data, dtype=np.float64)
+    if z.ndim == 1:
+        z = z[:, None]
+    n, d = z.shape
+    top = np.max(np.abs(z), axis=0)
+    z = z / np.where(top > 0, top, 1.0)      # (huge data must not overflow)
+    sd = z.std(axis=0)
+    z = (z - z.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    # the median heuristic on at most 100 evenly spaced rows
+    sub = z[np.linspace(0, n - 1, min(n, 100)).astype(np.int64)]
+    sq = np.sum(sub * sub, axis=1)
+    dist = sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T
+    iu = np.triu_indices(sub.shape[0], 1)
+    med = float(np.median(np.sqrt(np.maximum(dist[iu], 0.0)))) if iu[0].size else 1.0
+    width = med if med > 0 else 1.0
+    gen = np.random.default_rng(20040101)
+    w = gen.standard_normal((d, _N_FEATURES)) / width
+    b = gen.uniform(0.0, 2.0 * np.pi, _N_FEATURES)
+    feats = np.cos(z @ w + b)
+    cols = [z, feats]
+    if windows:
+        edges = np.cumsum((0,) + tuple(windows))
+        for c in range(2):
+            cols[c] = cols[c].copy()
+            for lo, hi in zip(edges[:-1], edges[1:]):
+                cols[c][lo:hi] -= cols[c][lo:hi].mean(axis=0)
+    return np.hstack([_principal(cols[0], _MAX_COLUMNS), _principal(cols[1], _N_COMPONENTS)])
+
+
+@dataclass(frozen=True)
+class AutoLength:
+    """An automatic block (or multiplier) length and how it was chosen."""
+
+    #: the block length of the block permutations (circular-block rule, rounded up)
+    block: int
+    #: the memory of the AR(1) multipliers of the wild bootstrap (stationary-bootstrap rule)
+    multiplier: float
+    #: the number of series the lengths are the largest over
+    n_series: int
+
+    def _rule(self, which: str) -> str:
+        return (f"the Politis-White rule ({which}; the largest over {self.n_series} data and "
+                "kernel-feature series)")
+
+    @property
+    def block_rule(self) -> str:
+        """The block-length rule, for reports."""
+        return ("3 x " + self._rule("circular-block") + ", at most n/8")
+
+    @property
+    def rule(self) -> str:
+        """How the block length was chosen, for reports."""
+        return self._rule("circular-block")
+
+    @property
+    def why(self) -> str:
+        """Why the block length, for reports."""
+        return f"by {self.block_rule}"
+
+    @property
+    def why_multiplier(self) -> str:
+        """Why the multiplier length, for reports."""
+        return f"by {self._rule('stationary-bootstrap')}"
+
+
+def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> AutoLength:
+    """The automatic lengths for `arrays` (the data of each role, rows in time order;
+    see the module docs). `windows` as for :func:`feature_series` (one array)."""
+    b_sb, b_cb, count = 1.0, 1.0, 0
+    for arr in arrays:
+        series = feature_series(arr, windows)
+        for col in series.T:
+            sb, cb = politis_white(col)
+            b_sb, b_cb = max(b_sb, sb), max(b_cb, cb)
+            count += 1
+    n = arrays[0].shape[0]
+    return AutoLength(max(1, min(int(math.ceil(_SCALE * b_cb)), n // 8)),
+                      float(max(1.0, min(b_sb, n / 4.0))), count)
+
+
+def _unshift(c: np.ndarray) -> np.ndarray:
+    """Centred columns minus their best single shift in mean (the split that explains
+    most of the variance): a sample made by concatenating two groups (e.g. the two
+    components of a mixture) is not a time series, and a shift is not autocorrelation."""
+    m = c.shape[0]
+    if m < 4:
+        return c
+    csum = np.cumsum(c, axis=0)[:-1]                    # sums of the first k rows
+    k = np.arange(1, m)[:, None]
+    gain = csum * csum * m / (k * (m - k))              # between-segment sum of squares
+    cut = np.argmax(gain, axis=0) + 1
+    out = c.copy()
+    for j, kj in enumerate(cut):
+        out[:kj, j] -= out[:kj, j].mean()
+        out[kj:, j] -= out[kj:, j].mean()
+    return out
+
+
+def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
+    """Lag-1 autocorrelations of the columns of `a` and of their squares, within windows."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[:, None]
+    a = a[:, :_MAX_COLUMNS * 4]
+    top = np.max(np.abs(a), axis=0)
+    a = a / np.where(top > 0, top, 1.0)      # (squares of huge data must not overflow)
+    d = np.diff(a, axis=0)
+    if np.any(np.all(d >= 0, axis=0) | np.all(d <= 0, axis=0)):
+        return np.zeros(2 * a.shape[1])  # a sorted column: the order is not time
+    num = np.zeros(2 * a.shape[1])
+    den = np.zeros(2 * a.shape[1])
+    edges = np.cumsum((0,) + (windows or (a.shape[0],)))
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        w = a[lo:hi]
+        w = w - w.mean(axis=0)
+        s = w * w
+        both = _unshift(np.hstack([w, s - s.mean(axis=0)]))
+        num += np.sum(both[1:] * both[:-1], axis=0)
+        den += np.sum(both * both, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    return r
+
+
+#: warn when the lag-1 autocorrelation (two samples) or the product of the two variables'
+#: (independence) is at least this, and significant (above 4 / sqrt(n)); an AR(1) with
+#: phi = 0.3 (independence: two of them) inflates the 5% level to about 7-8%
+SERIAL_THRESHOLD = 0.1
+
+
+def lag1_evidence(a: np.ndarray, windows: tuple[int, ...] = ()) -> tuple[bool, str]:
+    """Whether the rows of `a` (within `windows`) look serially dependent, and the number
+    that says so (the largest lag-1 autocorrelation of the columns and their squares)."""
+    n = int(np.asarray(a).shape[0])
+    r = float(np.max(_lag1(a, windows)))
+    return r >= max(SERIAL_THRESHOLD, 4.0 / math.sqrt(n)), f"lag-1 autocorrelation {r:.2f}"
+
+
+def paired_lag1_evidence(x: np.ndarray, y: np.ndarray) -> tuple[bool, str] | None:
+    """The same for two paired series: both autocorrelated, in the same direction."""
+    n = int(np.asarray(x).shape[0])
+    rx, ry = _lag1(x, ()), _lag1(y, ())
+    sig = 4.0 / math.sqrt(n)
+    if not (np.max(np.abs(rx)) >= sig and np.max(np.abs(ry)) >= sig):
+        return None
+    r = float(max(rx.max() * ry.max(), rx.min() * ry.min()))
+    return r >= SERIAL_THRESHOLD, f"product of the lag-1 autocorrelations of x and y {r:.2f}"
+
+
+#: what the warning advises when the problem names no fix of its own
+BLOCKS_FIX = ("If the rows are in time order, pass blocks='auto' (block permutations with a "
+              "data-driven length; with method='wild', AR(1) multipliers of a data-driven "
+              "length).")
+
+
+def serial_check(problem: Any, method: Any) -> None:
+    """Warn (:class:`~kmtests.SerialDependenceWarning`) when a null for i.i.d. data
+    (unrestricted permutations, gamma, chi-square, wild bootstrap with independent
+    multipliers) meets serially dependent data, naming the fix. ``O(n d)``. The problem
+    gives the evidence (``Problem.serial_evidence``)."""
+    scheme = getattr(problem, "scheme", None)
+    if (scheme is not None and not scheme.full) or getattr(method, "process", None) == "ar":
+        return
+    evidence = problem.serial_evidence()
+    if evidence is None:
+        return
+    hit, what = evidence[:2]
+    fix = evidence[2] if len(evidence) > 2 else BLOCKS_FIX
+    n = problem.n
+    if hit:
+        name = getattr(method, "name", "permutation")
+        warnings.warn(
+            f"The rows look serially dependent ({what}, n = {n}): method={name!r} assumes "
+            f"i.i.d. observations and rejects too often on autocorrelated series. {fix} If "
+            "the order means nothing (e.g. sorted data), ignore this warning.",
+            SerialDependenceWarning, stacklevel=4)

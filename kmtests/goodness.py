@@ -1,0 +1,106 @@
+"""Kernel goodness-of-fit test (kernel Stein discrepancy): does a sample come from a model
+known up to its normalising constant? The face.
+
+:func:`goodness_of_fit_test` is a signature and a docstring: the plan
+(:mod:`kmtests._plan`) maps its keywords to the one-sample problem
+(:mod:`kmtests.problems.onesample`: the sample and the model's score), the statistic
+(:mod:`kmtests.statistics.ksd`), the in-memory engine and a null method (the wild
+bootstrap, or fresh samples of the model), and runs them once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from . import _plan
+from ._docs import shared_docs
+from ._typing import ArrayLike, SeedLike
+from .null import NullMethod
+from .problems.onesample import OneSampleProblem
+from .results import GoodnessOfFitResult
+
+__all__ = ["goodness_of_fit_test"]
+
+
+@_plan.face(OneSampleProblem)
+@shared_docs
+def goodness_of_fit_test(
+    x: ArrayLike,
+    *,
+    score: Any = None,
+    model: Any = None,
+    kernel: Any = "imq",
+    bandwidth: Any = "median",
+    statistic: Literal["unbiased", "biased"] | None = None,
+    method: Literal["wild", "monte_carlo"] | NullMethod | None = None,
+    n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
+    n_jobs: int | None = None, progress: bool | None = None,
+    data_name: str | None = None,
+    alternative: Literal["greater"] = "greater",
+    nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
+) -> GoodnessOfFitResult:
+    r"""Kernel goodness-of-fit test: is `x` a sample of the model?
+
+    The statistic is the kernel Stein discrepancy ``KSD^2`` between the sample and
+    the model (:mod:`kmtests.statistics.ksd`): it needs the model only through its
+    score ``grad log p`` (the normalising constant cancels), so it tests a Bayesian
+    posterior or an energy-based model as readily as a named law.
+
+    Parameters
+    ----------
+    x : array_like, shape (n, d) or (n,)
+        The sample (a 1-D array is one column).
+    score : callable or array_like, optional
+        The model's score ``d log p / dx``: a function of the points (an ``(n, d)``
+        array, or ``(n,)`` for one column) returning an array of their shape, or
+        its values at the points. Give `score` or `model`.
+    model : frozen scipy.stats distribution, optional
+        The model as a distribution (e.g. ``scipy.stats.norm(0, 1)``,
+        ``multivariate_normal(mean, cov)``): its score (analytic for the normal
+        laws, else the derivative of ``logpdf``) and its sampler (``rvs``, for
+        ``method="monte_carlo"``).
+    kernel : {"imq", "gaussian"} or Kernel
+        The kernel of the Stein discrepancy: the inverse multiquadric
+        ``(1 + ||x - y||^2 / h^2)^(-1/2)`` (default, as KSDAgg) or the Gaussian.
+    bandwidth : "median" or float
+        Its bandwidth ``h``: the median heuristic on the sample (default) or a value.
+    statistic : {"unbiased", "biased"}, optional
+        The U-form ``KSD^2_u`` (default) or the V-form ``KSD^2_b``.
+    method : {"wild", "monte_carlo"} or a method object, optional
+        The null distribution: the wild bootstrap (default; i.i.d. Rademacher
+        multipliers; ``WildBootstrap(process="ar", length=...)`` for MCMC output,
+        whose draws are dependent) or fresh samples of `model`
+        (:class:`~kmtests.null.MonteCarloMethod`: exact level for any number of
+        draws). Both draw `n_resamples` times.
+    {{resampling}}
+    data_name : str, optional
+        Name of the data for the report.
+    {{conventions}}
+
+    Returns
+    -------
+    GoodnessOfFitResult
+
+    References
+    ----------
+    .. [1] Chwialkowski, Strathmann, Gretton (2016). A kernel test of goodness of fit.
+       ICML.
+    .. [2] Liu, Lee, Jordan (2016). A kernelized Stein discrepancy for goodness-of-fit
+       tests. ICML.
+    .. [3] Gorham, Mackey (2017). Measuring sample quality with kernels. ICML.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from kmtests import goodness_of_fit_test
+    >>> x = np.random.default_rng(0).standard_t(df=3, size=300)
+    >>> res = goodness_of_fit_test(x, model=stats.norm(0, 1), n_resamples=999, rng=1)
+    >>> print(f"{res.statistic_name} = {res.statistic:.4f}, p = {res.pvalue:.3f}")
+    KSD^2_u = 0.0295, p = 0.004
+    >>> res = goodness_of_fit_test(x, score=lambda t: -4 * t / (3 + t ** 2),  # t(3)
+    ...                            n_resamples=999, rng=1)
+    >>> print(f"p = {res.pvalue:.3f}")
+    p = 0.621
+    """
+    return _plan.run((x, score, model), locals())

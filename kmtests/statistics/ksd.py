@@ -1,0 +1,215 @@
+r"""The kernel Stein discrepancy (KSD): how far a sample is from a model known by its score.
+
+For a kernel ``k`` and the score ``s = grad log p`` of the model, the Stein kernel
+
+.. math::
+
+   h_p(x, y) = s(x)^\top s(y)\, k(x, y) + s(x)^\top \nabla_y k(x, y)
+             + s(y)^\top \nabla_x k(x, y) + \operatorname{tr} \nabla_x \nabla_y k(x, y)
+
+has mean zero under ``p`` in each argument (Liu, Lee & Jordan, 2016; Chwialkowski,
+Strathmann & Gretton, 2016), and ``KSD^2 = E h_p(X, X')`` is the squared RKHS norm of the
+mean embedding of the Stein features: zero exactly when the sample's law is ``p`` (for
+the characteristic kernels here). The statistic is its U-form
+``sum_{i != j} h_p(x_i, x_j) / (n (n - 1))`` (default, as KSDAgg) or V-form
+``sum_ij h_p(x_i, x_j) / n^2``, computed from the centred data (differences only) and the
+scores; ``h_p`` is closed-form for the Gaussian and IMQ kernels.
+
+Its null laws (:class:`SteinForm`): the wild bootstrap of the degenerate statistic
+(``sum W_i W_j h_p(x_i, x_j)``; i.i.d. Rademacher multipliers for i.i.d. samples, an
+autoregressive process for MCMC output, not centred: ``h_p`` is already degenerate), and
+fresh samples of the model (:class:`~kmtests.null.MonteCarloMethod`, exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from ..engines import Engine, Requirements, Values
+from ..engines.mmd import quadratic_forms
+from ..estimators import KME, KernelMeanEstimator
+from ..kernels import IMQ, Gaussian, Kernel
+from ._base import Prepared, Statistic
+from .forms import FormInfo, KernelForm
+from .null_laws import multipliers
+
+__all__ = ["KSD", "SteinForm", "SteinWitness", "kernel_gradient", "stein_gram"]
+
+#: the kernels whose Stein kernel is implemented (their derivatives in closed form)
+STEIN_KERNELS = (Gaussian, IMQ)
+
+
+def stein_gram(kernel: Kernel, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The Stein kernel matrix ``H_ij = h_p(x_i, x_j)`` of a fitted Gaussian or IMQ kernel.
+
+    ``x`` (n x d) the points, ``s`` (n x d) the score at them. Differences are formed from
+    the centred points (the matrix does not depend on the data's offset).
+    """
+    xc = x - x.mean(axis=0)
+    n, d = xc.shape
+    bw = float(kernel.bandwidth)  # type: ignore[attr-defined]
+    h2 = bw * bw
+    sx = np.einsum("ij,ij->i", s, xc)
+    A = sx[:, None] - s @ xc.T          # s_i' (x_i - x_j)
+    B = xc @ s.T - sx[None, :]          # s_j' (x_i - x_j)
+    D2 = kernel._scaled_sqdist(x, None) * h2  # type: ignore[attr-defined]
+    K = kernel.gram(x)
+    if isinstance(kernel, Gaussian):
+        return K * (s @ s.T + (A - B) / h2 + d / h2 - D2 / (h2 * h2))
+    beta = -0.5  # IMQ: k = u^beta, u = 1 + ||r||^2 / h^2
+    u = 1.0 + D2 / h2
+    k1 = K / u                           # u^(beta - 1)
+    k2 = k1 / u                          # u^(beta - 2)
+    return (K * (s @ s.T) - 2.0 * beta * k1 * (A - B) / h2
+            - 4.0 * beta * (beta - 1.0) * k2 * D2 / (h2 * h2) - 2.0 * d * beta * k1 / h2)
+
+
+def kernel_gradient(kernel: Kernel, x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``grad_x k(x_i, t_j)`` of a fitted Gaussian or IMQ kernel, shape ``(m, n, d)``."""
+    bw = float(kernel.bandwidth)  # type: ignore[attr-defined]
+    h2 = bw * bw
+    r = x[None, :, :] - t[:, None, :]                       # (m, n, d): x_i - t_j
+    K = kernel.gram(t, x)                                    # (m, n)
+    if isinstance(kernel, Gaussian):
+        return -(r / h2) * K[:, :, None]
+    u = 1.0 + np.einsum("mnd,mnd->mn", r, r) / h2
+    return -(r / h2) * (K / u)[:, :, None]                  # 2 beta u^(beta-1) r/h2, beta=-1/2
+
+
+@dataclass(frozen=True, eq=False)
+class SteinWitness:
+    """The Stein witness ``g(t) = (1/n) sum_i [s(x_i) k(x_i, t) + grad_x k(x_i, t)]``: the
+    mean embedding of the Stein features, a d-vector at each point; ``KSD^2_b`` is its
+    squared norm. Away from zero where the sample and the model disagree (its sign: the
+    direction in which the model's score would have to change)."""
+
+    kernel: Kernel
+    x: np.ndarray
+    scores: np.ndarray
+
+    @property
+    def dim(self) -> int:
+        return int(self.x.shape[1])
+
+    def __call__(self, t: Any) -> np.ndarray:
+        pts = np.asarray(t, dtype=np.float64)
+        pts = pts.reshape(-1, 1) if pts.ndim == 1 and self.dim == 1 else np.atleast_2d(pts)
+        if pts.shape[1] != self.dim:
+            raise ValueError(f"`points` must have {self.dim} column(s); got {pts.shape[1]}.")
+        K = self.kernel.gram(pts, self.x)                    # (m, n)
+        grad = kernel_gradient(self.kernel, self.x, pts)      # (m, n, d)
+        return (K @ self.scores + grad.sum(axis=1)) / self.x.shape[0]
+
+
+@dataclass(frozen=True, eq=False)
+class SteinForm(KernelForm):
+    """KSD as a quadratic form of the Stein kernel matrix ``Kc = H`` (not centred)."""
+
+    kind: ClassVar[str] = "stein"
+    biased_name: ClassVar[str] = "KSD^2_b"
+
+    @classmethod
+    def gamma_refusal(cls, info: FormInfo, moments: str, problem: Any) -> str | None:
+        return ("method='gamma' has no approximation of the KSD's null here; use "
+                "method='wild' (default) or 'monte_carlo' (fresh samples of the model).")
+
+    @classmethod
+    def wild_refusal(cls, info: FormInfo, process: str, statistic: Any) -> str | None:
+        return None
+
+    @cached_property
+    def _diagonal(self) -> np.ndarray:
+        return np.diagonal(self.Kc).copy()
+
+    def _wild_block(self, rng: np.random.Generator, b: int, process: str, length: float,
+                    n_jobs: int | None) -> np.ndarray:
+        n = self.Kc.shape[0]
+        W = multipliers(rng, b, n, process, length, centred=False)
+        q = quadratic_forms(self.Kc, W, n_jobs)
+        if not self.unbiased:
+            return q / (n * n)
+        return (q - (W * W) @ self._diagonal) / (n * (n - 1))
+
+
+class KSD(Statistic):
+    """The kernel Stein discrepancy ``KSD^2`` in U-form (default) or V-form.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A Gaussian or IMQ kernel (a ``"median"`` bandwidth is fitted on the sample).
+    unbiased : bool
+        U-form (diagonal dropped) or V-form.
+    """
+
+    name: ClassVar[str] = "ksd"
+    registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
+    problem_kind: ClassVar[str] = "one_sample"
+    default_method: ClassVar[str] = "wild"
+    estimator_refusal: ClassVar[str] = (
+        "the kernel Stein discrepancy is computed with the empirical mean of the Stein "
+        "features here; estimator={est!r} does not apply (use estimator='kme').")
+
+    def __init__(self, kernel: Kernel, unbiased: bool = True) -> None:
+        if not isinstance(kernel, STEIN_KERNELS):
+            raise ValueError(f"the Stein kernel needs the kernel's derivatives, which kmtests "
+                             f"has for kernel='gaussian' and 'imq'; got the {kernel.name!r} "
+                             "kernel.")
+        self.kernel = kernel
+        self.unbiased = unbiased
+        self.estimator = KME()
+
+    @classmethod
+    def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
+              options: Mapping[str, Any]) -> Statistic:
+        return cls(kernels["kernel"], name == "unbiased")
+
+    @classmethod
+    def design(cls, name: str, problem: Any, kernels: dict[str, Any],
+               options: dict[str, Any], rng: Any) -> tuple[Any, dict[str, Any]]:
+        """The kernel fitted to the sample (the same for every fresh sample of the model)."""
+        return problem, {"kernel": kernels["kernel"].fitted_to(problem.x, name="x")}
+
+    def label(self) -> str:
+        return "KSD^2_u" if self.unbiased else "KSD^2_b"
+
+    def family(self) -> str:
+        return "kernel Stein discrepancy"
+
+    def describe(self, prepared: Prepared) -> str:
+        return (f"{self.label()}, the kernel Stein discrepancy "
+                f"({'U' if self.unbiased else 'V'}-statistic)")
+
+    def requirements(self, problem: Any, tuning: str) -> Requirements:
+        return Requirements("pairing", {"kernel": self.kernel},
+                            gram="the kernel Stein discrepancy needs (its Stein kernel "
+                                 "matrix)")
+
+    def offers(self, engine: Engine) -> frozenset[str]:
+        return frozenset({"kernel_form"})
+
+    def form(self) -> FormInfo:
+        return FormInfo(SteinForm, self.label(), self.unbiased, True)
+
+    def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
+        H = stein_gram(self.kernel, problem.x, problem.scores)
+        n = problem.n
+        if self.unbiased:
+            t = (float(H.sum()) - float(np.trace(H))) / (n * (n - 1))
+        else:
+            t = float(H.sum()) / (n * n)
+        scale = float(np.max(np.abs(H))) if H.size else 0.0
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            return Values(np.array([t]), np.array([scale])), {}
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:  # pragma: no cover
+            raise AssertionError("no arrangement keeps the one-sample null")
+
+        return Prepared(values, observed, {"kernel": self.kernel}, what=self.label(),
+                        kernel_form=lambda: SteinForm(self.unbiased, H),
+                        witness=SteinWitness(self.kernel, problem.x, problem.scores))

@@ -1,0 +1,289 @@
+r"""Time series: drift between two windows of one series, and cross-dependence at lags.
+
+* :func:`drift_test` — did the distribution change between two windows of one
+  series? The kernel two-sample test of the windows with block permutations of
+  a data-driven length (``blocks="auto"``), or the wild bootstrap with AR(1)
+  multipliers of a data-driven length (``method="wild"``).
+* :func:`cross_dependence_test` — are two series independent? The HSIC of
+  ``x_t`` and ``y_{t-j}`` at the lags ``j = 0, ..., max_lag``, combined into one
+  p-value: their sum weighted by ``(n - j) / n`` (``combine="sum"``, the
+  statistic of hyppo's ``DcorrX`` with HSIC for the distance correlation), or the
+  smallest of the per-lag p-values calibrated jointly (``combine="max"``, MinP);
+  the null permutes blocks of ``y`` against ``x`` (the same arrangement for every
+  lag), with the block length of ``blocks="auto"``.
+* :func:`optimal_block_length` — the Politis & White (2004) block lengths,
+  corrected by Patton, Politis & White (2009) (the numbers of
+  ``arch.bootstrap.optimal_block_length``, without importing arch).
+
+The automatic lengths are the largest Politis-White length over the data's
+columns and the first principal components of the Gaussian kernel's features
+(:mod:`kmtests._serial`); their level is measured in
+``benchmarks/dependent_level.py`` (``benchmarks/README.md``).
+
+Examples
+--------
+>>> import numpy as np
+>>> from kmtests.timeseries import cross_dependence_test, drift_test
+>>> gen = np.random.default_rng(0)
+>>> e = gen.normal(size=(400, 2))
+>>> x, y = np.zeros(400), np.zeros(400)
+>>> for t in range(2, 400):   # x follows y two steps later, nonlinearly
+...     y[t] = 0.7 * y[t - 1] + e[t, 1]
+...     x[t] = 0.5 * x[t - 1] + np.sin(2 * y[t - 2]) + 0.5 * e[t, 0]
+>>> res = cross_dependence_test(x, y, max_lag=3, n_resamples=199, rng=1)
+>>> print(f"p = {res.pvalue:.3f}; strongest at lag {res.lag}; blocks of {res.block_length}")
+p = 0.005; strongest at lag 2; blocks of 34
+>>> print(f"{drift_test(x, n_resamples=199, rng=1).pvalue:.2f}")   # no drift in x
+0.62
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from ._rng import generator
+from ._serial import AutoLength, auto_length, politis_white
+from ._typing import ArrayLike, SeedLike
+from ._validation import as_sample, check_choice, check_paired, check_positive_int
+from .problems.schemes import Blocks
+
+__all__ = ["CrossDependenceResult", "cross_dependence_test", "drift_test",
+           "optimal_block_length"]
+
+
+def optimal_block_length(x: ArrayLike) -> np.ndarray:
+    """The Politis-White optimal block lengths of each column of `x`.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,) or (n, d)
+        The series (rows in time order; at least 8).
+
+    Returns
+    -------
+    ndarray, shape (d, 2)
+        Per column, the stationary-bootstrap and the circular-block-bootstrap
+        lengths (as ``arch.bootstrap.optimal_block_length``'s columns
+        ``stationary`` and ``circular``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.timeseries import optimal_block_length
+    >>> print(optimal_block_length(np.sin(np.arange(200) / 5.0)).round(1))
+    [[43. 43.]]
+    """
+    a = as_sample(x, "x")
+    return np.array([politis_white(col) for col in a.T])
+
+
+def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
+               **kwargs: Any) -> Any:
+    """Kernel two-sample test between two windows of one series (drift detection).
+
+    Parameters
+    ----------
+    series : array_like, shape (n,) or (n, d), or a pandas Series/DataFrame
+        The observations in time order.
+    split : int, optional
+        The first window is ``series[:split]``, the second ``series[split:]``
+        (default ``n // 2``).
+    blocks : "auto" or int, optional
+        The block length of the block permutations, or ``"auto"`` (default: the
+        Politis-White rule on the windows' columns and kernel features, each window
+        centred on its own mean). With ``method="wild"`` the AR(1) multipliers
+        take the automatic length (or `blocks`, if a number).
+    **kwargs
+        The other options of :func:`kmtests.two_sample_test` (``method``,
+        ``kernel``, ``n_resamples``, ``rng``, ...).
+
+    Returns
+    -------
+    TwoSampleResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.timeseries import drift_test
+    >>> gen = np.random.default_rng(3)
+    >>> s = np.convolve(gen.normal(size=600), np.ones(5) / 5, mode="valid")
+    >>> s[300:] += 0.5                                  # a shift half way
+    >>> res = drift_test(s, 300, n_resamples=199, rng=1)
+    >>> print(f"p = {res.pvalue:.3f}")
+    p = 0.005
+    """
+    from .twosample import two_sample_test
+
+    n = len(series)
+    cut = n // 2 if split is None else check_positive_int(split, "split")
+    if not 2 <= cut <= n - 2:
+        raise ValueError(f"`split` must leave at least 2 observations in each window of "
+                         f"the {n}; got {cut}.")
+    if hasattr(series, "iloc"):
+        first, second = series.iloc[:cut], series.iloc[cut:]
+    else:
+        arr = np.asarray(series)
+        first, second = arr[:cut], arr[cut:]
+    kwargs.setdefault("data_name", f"rows 0-{cut - 1} and {cut}-{n - 1} of the series")
+    return two_sample_test(first, second, blocks=blocks, **kwargs)
+
+
+@dataclass(frozen=True)
+class CrossDependenceResult:
+    """The result of :func:`cross_dependence_test`."""
+
+    #: the combined statistic (``combine="sum"``), or the smallest per-lag p-value
+    statistic: float
+    pvalue: float
+    #: ``HSIC_b`` of ``x_t`` and ``y_{t - j}`` at the lags ``j = 0, ..., max_lag``
+    statistics: np.ndarray
+    #: the per-lag permutation p-values (the same arrangements for every lag)
+    pvalues: np.ndarray
+    #: the lag with the smallest per-lag p-value (the largest statistic among ties)
+    lag: int
+    combine: str
+    block_length: int
+    #: how the block length was chosen
+    rule: str
+    n_resamples: int
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        what = ("sum over lags of (n - j)/n HSIC_b" if self.combine == "sum"
+                else "smallest per-lag p-value (MinP)")
+        lags = ", ".join(f"{j}: {p:.3g}" for j, p in enumerate(self.pvalues))
+        return (f"Kernel cross-dependence test (HSIC at lags 0-{self.statistics.size - 1}, "
+                f"{what})\nblock permutations of y against x ({self.n_resamples} random; "
+                f"blocks of {self.block_length}, {self.rule})\n"
+                f"statistic = {self.statistic:.4g}, p-value = {self.pvalue:.4g}; "
+                f"strongest at lag {self.lag}\nper-lag p-values: {lags}")
+
+
+def _centred(K: np.ndarray) -> np.ndarray:
+    return K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
+
+
+def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
+                          combine: Literal["sum", "max"] = "sum", kernel_x: Any = "gaussian",
+                          kernel_y: Any = "gaussian", bandwidth_x: Any = "median",
+                          bandwidth_y: Any = "median", blocks: Any = "auto",
+                          n_resamples: int = 999, rng: SeedLike = None
+                          ) -> CrossDependenceResult:
+    r"""Are two series independent? HSIC at lags ``0..max_lag``, one p-value.
+
+    The statistic at lag ``j`` is ``HSIC_b`` of the pairs ``(x_t, y_{t - j})``,
+    ``t = j, ..., n - 1`` (the Gram matrices of the whole series, restricted and
+    centred). ``combine="sum"`` adds them with the weights ``(n - j) / n`` (hyppo's
+    ``DcorrX`` statistic with HSIC); ``combine="max"`` takes the smallest per-lag
+    p-value and calibrates it on the same arrangements (MinP: a max-type test that
+    also says at which lag). The null permutes the blocks of ``y`` against ``x``
+    (one arrangement for all lags); the p-value is ``(1 + #{T_b >= T}) / (1 + B)``,
+    approximate as block permutations are (valid when the dependence is shorter
+    than the blocks).
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,) or (n, d)
+        The two series, rows in time order (paired: row ``t`` of each at time ``t``).
+    max_lag : int, optional
+        The largest lag of ``y`` behind ``x`` (default 5); ``max_lag=0`` is the
+        independence test of the pairs with block permutations.
+    combine : {"sum", "max"}, optional
+        How the lags are combined (see above).
+    kernel_x, kernel_y, bandwidth_x, bandwidth_y
+        As for :func:`kmtests.independence_test` (bandwidths of the whole series).
+    blocks : "auto" or int, optional
+        The block length, or ``"auto"`` (default; the Politis-White rule of
+        ``blocks="auto"``, the largest over both series).
+    n_resamples : int, optional
+        Number of block permutations (default 999).
+    rng : None, int or numpy.random.Generator, optional
+        The source of the permutations.
+
+    Returns
+    -------
+    CrossDependenceResult
+
+    Notes
+    -----
+    Cost: ``(max_lag + 1) n^2`` per permutation, and ``(max_lag + 1)`` centred
+    ``n x n`` matrices in memory. Measured level: ``benchmarks/README.md``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.timeseries import cross_dependence_test
+    >>> gen = np.random.default_rng(0)
+    >>> x, y = gen.normal(size=200), gen.normal(size=200)
+    >>> res = cross_dependence_test(x, y, max_lag=2, n_resamples=99, rng=0)
+    >>> print(f"{res.pvalue:.2f}, block length {res.block_length}")
+    0.85, block length 6
+    """
+    from .kernels import resolve_kernel
+
+    xa, ya = as_sample(x, "x"), as_sample(y, "y")
+    check_paired(xa, ya)
+    n = xa.shape[0]
+    M = 0 if (isinstance(max_lag, (int, np.integer)) and not isinstance(max_lag, bool)
+              and max_lag == 0) else check_positive_int(max_lag, "max_lag")
+    how = check_choice(combine, "combine", ("sum", "max"))
+    B = check_positive_int(n_resamples, "n_resamples")
+    if n - M < 8:
+        raise ValueError(f"`max_lag` must leave at least 8 pairs; got {M} with n = {n}.")
+    if isinstance(blocks, str):
+        check_choice(blocks, "blocks", ("auto",))
+        if n < 16:
+            raise ValueError("blocks='auto' needs at least 16 observations; give a block "
+                             "length.")
+        auto: AutoLength | None = auto_length([xa, ya])
+        length, rule = auto.block, auto.block_rule  # type: ignore[union-attr]
+    else:
+        auto = None
+        length, rule = check_positive_int(blocks, "blocks"), "given"
+        if length >= n:
+            raise ValueError(f"`blocks` must be shorter than the series ({n}); got {length}.")
+    K = resolve_kernel(kernel_x, bandwidth_x).fitted_to(xa, name="x").gram(xa)
+    L = resolve_kernel(kernel_y, bandwidth_y).fitted_to(ya, name="y").gram(ya)
+    Kc = [_centred(K[j:, j:]) for j in range(M + 1)]
+    weights = np.array([(n - j) / n for j in range(M + 1)])
+
+    def lags(Lp: np.ndarray) -> np.ndarray:
+        return np.array([np.sum(Kc[j] * Lp[:n - j, :n - j]) / (n - j) ** 2
+                         for j in range(M + 1)])
+
+    observed = lags(L)
+    scheme = Blocks(n, length)
+    gen = generator(rng)
+    null = np.empty((B, M + 1))
+    step = 64
+    for start in range(0, B, step):
+        rows = scheme.random(gen, min(step, B - start))
+        for i, p in enumerate(rows):
+            null[start + i] = lags(L[np.ix_(p, p)])
+    table = np.vstack([observed, null])                      # (B + 1, M + 1)
+    scale = np.maximum(np.abs(table).max(axis=0), 1e-300)
+    tol = 1e-12 * scale
+    # per-lag p-values of every row among all B + 1 rows (the observed included)
+    ranks = np.empty_like(table)
+    for j in range(M + 1):
+        col = table[:, j]
+        srt = np.sort(col)
+        ranks[:, j] = (B + 1 - np.searchsorted(srt, col - tol[j], side="left")) / (B + 1)
+    per_lag = ranks[0]
+    if how == "sum":
+        total = table @ weights
+        stat = float(total[0])
+        pvalue = float(np.sum(total[1:] >= total[0] - 1e-12 * abs(total[0])) + 1) / (B + 1)
+    else:
+        minp = ranks.min(axis=1)
+        stat = float(minp[0])
+        pvalue = float(np.sum(minp[1:] <= minp[0]) + 1) / (B + 1)
+    order = np.lexsort((-observed, per_lag))
+    return CrossDependenceResult(stat, pvalue, observed, per_lag, int(order[0]), how,
+                                 int(length), rule, B,
+                                 {"weights": weights, "n": n,
+                                  "multiplier_length": None if auto is None
+                                  else auto.multiplier})
