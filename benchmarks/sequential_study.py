@@ -357,8 +357,8 @@ def section_peer(args: argparse.Namespace) -> dict[str, Any]:
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         for name, vals in (("testing-by-betting KernelMMD", peer), ("kmtests (KME, ONS)", ours)):
             t = np.array([v for v in vals if v is not None], dtype=float)
-            rows.append({"streams": f"{kind} ({n_streams})", "test": name,
-                         f"rejected within {horizon}": f"{t.size / n_streams:.3f}",
+            rows.append({"streams": f"{kind} ({n_streams} of {horizon} pairs)", "test": name,
+                         "rejected": f"{t.size / n_streams:.3f}",
                          "mean": f"{t.mean():.0f}" if t.size else "-",
                          "median": f"{np.median(t):.0f}" if t.size else "-",
                          "wall s (both)": f"{wall:.0f}", "CPU s": f"{cpu:.0f}"})

@@ -84,7 +84,8 @@ class SequentialTwoSampleTest(SequentialTest):
         ``[-1, 1]`` -- still predictable and odd in the swap of the pair, so
         still valid, and it stakes more when the payoffs are small against
         their bound (on the benchmarks' Gaussian streams it rejects after
-        about 0.55-0.7 times as many pairs).
+        about 0.6-0.66 times as many pairs; after a long calm phase it is
+        slower, its scale being the largest calm payoff).
     nan_policy : {"raise", "omit"}
         A pair with a missing value: an error naming the row (nothing of that
         update is taken), or left out (counted in ``n_omitted``).
