@@ -228,13 +228,15 @@ def _auto_nulls(problem: str, n: int) -> dict[str, Callable[..., float]]:
     return nulls
 
 
-def auto(reps: int, proc: str, n: int, problem: str, out_dir: Path, shift: float = 0.0
-         ) -> list[dict[str, Any]]:
+def auto(reps: int, proc: str, n: int, problem: str, out_dir: Path, shift: float = 0.0,
+         only: list[str] | None = None) -> list[dict[str, Any]]:
     """One cell of the ``auto`` study (every null on the same `reps` data sets). A
     `shift` makes it a power study: the second window shifted by `shift` (windows), or
     ``y + shift * x`` (independence)."""
     gen = np.random.default_rng(seed_of("auto", proc, n, problem, shift))
     nulls = _auto_nulls(problem, n)
+    if only:
+        nulls = {k: v for k, v in nulls.items() if k in only}
     counts = dict.fromkeys(nulls, 0)
     seconds = dict.fromkeys(nulls, 0.0)
     cpu = dict.fromkeys(nulls, 0.0)
@@ -309,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shift", type=float, default=0.0,
                     help="auto study: a power study (see `auto`), results in "
                     "dependent_auto_power/")
+    ap.add_argument("--only", default=None,
+                    help="auto study: the nulls to run, separated by ';' (default: all)")
     ap.add_argument("--table", action="store_true",
                     help="print the auto study's table from its CSV files and stop")
     args = ap.parse_args(argv)
@@ -336,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                 for problem in args.problem.split(","):
                     rows += auto(args.reps or 300, proc, n, problem,
                                  HERE / "results" / ("dependent_auto_power" if args.shift
-                                                     else "dependent_auto"), args.shift)
+                                                     else "dependent_auto"), args.shift,
+                                 args.only.split(";") if args.only else None)
                     print(f"auto {problem} {proc} n={n} done ({time.time() - t0:.0f} s)",
                           flush=True)
     tab = pd.DataFrame(rows)

@@ -102,9 +102,10 @@ class WildBootstrap(ResamplingMethod):
     (``benchmarks/dependent_level.py``): on i.i.d. data with Rademacher
     multipliers 6-8% at n = 20, 4.6-5.9% at n = 50-100. On time series with the
     automatic length (``blocks="auto", method="wild"``) it over-rejects at
-    n = 200-500: HSIC of two AR(1) series 9% (phi = 0.8) to 18% (phi = 0.9, n =
-    200), MMD between two windows 13-22%, where ``blocks="auto"`` (block
-    permutations) keeps the level (``benchmarks/README.md``, "Dependent data").
+    n = 200-500: HSIC of two AR(1) series 9% (phi = 0.8, n = 200) to 23%
+    (phi = 0.95), MMD between two windows of one series 13-32%, where
+    ``blocks="auto"`` (block permutations) keeps the level up to phi = 0.9
+    (``benchmarks/README.md``, "Dependent data").
 
     References
     ----------
