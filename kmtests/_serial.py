@@ -233,8 +233,18 @@ def _unshift(c: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ranks(a: np.ndarray) -> np.ndarray:
+    """The ranks of each column, ties given their average rank."""
+    out = np.empty(a.shape, dtype=np.float64)
+    for j in range(a.shape[1]):
+        values, inverse, counts = np.unique(a[:, j], return_inverse=True, return_counts=True)
+        out[:, j] = (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
+    return out
+
+
 def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
-    """Lag-1 autocorrelations of the columns of `a` and of their squares, within windows."""
+    """Lag-1 autocorrelations of the ranks of the columns of `a` and of their distances to
+    the median (level and volatility), within windows."""
     a = np.asarray(a, dtype=np.float64)
     if a.ndim == 1:
         a = a[:, None]
@@ -249,9 +259,11 @@ def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
     edges = np.cumsum((0,) + (windows or (a.shape[0],)))
     for lo, hi in zip(edges[:-1], edges[1:]):
         w = a[lo:hi]
-        w = w - w.mean(axis=0)
-        s = w * w
-        both = _unshift(np.hstack([w, s - s.mean(axis=0)]))
+        # ranks (ties averaged) of the values and of their distances to the median: a
+        # few huge values of heavy-tailed i.i.d. data must not look like dependence
+        v = _ranks(np.abs(w - np.median(w, axis=0)))
+        w = _ranks(w)
+        both = _unshift(np.hstack([w - w.mean(axis=0), v - v.mean(axis=0)]))
         num += np.sum(both[1:] * both[:-1], axis=0)
         den += np.sum(both * both, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
