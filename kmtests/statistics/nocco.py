@@ -32,7 +32,7 @@ from ..kernels import Kernel
 from ._base import Prepared, Statistic
 from .aggregate import over_grid
 from .mmd import describe_kernel
-from .spectral import FILTERS, filter_function, lambda_grid, lambda_values
+from .spectral import FILTERS, SpectralMMD, filter_function, lambda_grid, lambda_values
 
 __all__ = ["NOCCO", "nocco_values", "normalized_operators"]
 
@@ -101,10 +101,7 @@ class NOCCO(Statistic):
     registered_as: ClassVar[tuple[str, ...]] = ("regularized",)
     options: ClassVar[tuple[str, ...]] = ("filter", "lam")
     problem_kind: ClassVar[str] = "independence"
-    estimator_refusal: ClassVar[str] = (
-        "statistic='regularized' regularises the covariance operator of the empirical kernel "
-        "mean; use estimator='kme' (the regularisation is the filter and lam), or another "
-        "statistic with {est!r}.")
+    estimator_refusal: ClassVar[str] = SpectralMMD.estimator_refusal
 
     @classmethod
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
