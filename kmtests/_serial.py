@@ -251,14 +251,14 @@ def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
     a = a[:, :_MAX_COLUMNS * 4]
     top = np.max(np.abs(a), axis=0)
     a = a / np.where(top > 0, top, 1.0)      # (squares of huge data must not overflow)
-    d = np.diff(a, axis=0)
-    if np.any(np.all(d >= 0, axis=0) | np.all(d <= 0, axis=0)):
-        return np.zeros(2 * a.shape[1])  # a sorted column: the order is not time
     num = np.zeros(2 * a.shape[1])
     den = np.zeros(2 * a.shape[1])
     edges = np.cumsum((0,) + (windows or (a.shape[0],)))
     for lo, hi in zip(edges[:-1], edges[1:]):
         w = a[lo:hi]
+        d = np.diff(w, axis=0)
+        if np.any(np.all(d >= 0, axis=0) | np.all(d <= 0, axis=0)):
+            return np.zeros(2 * a.shape[1])  # a sorted column: the order is not time
         # ranks (ties averaged) of the values and of their distances to the median: a
         # few huge values of heavy-tailed i.i.d. data must not look like dependence
         v = _ranks(np.abs(w - np.median(w, axis=0)))
