@@ -13,7 +13,8 @@ permutation scheme), a statistic (:mod:`kmtests.statistics`), an engine
 2. prepares the statistic (Gram matrices, decompositions, tuned parameters);
 3. computes the observed statistic (with the parameters the estimator chose on
    the data) and checks it is finite;
-4. asks the null method for the p-value;
+4. asks the null method for the p-value (unless the statistic found that the null
+   hypothesis holds by construction of the data, ``Prepared.holds``: then p = 1);
 5. builds the result, which names what ran.
 
 Nothing here branches on the kind of test, statistic, engine or method.
@@ -22,12 +23,14 @@ Nothing here branches on the kind of test, statistic, engine or method.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ._guards import check_memory
 from ._serial import serial_check
+from ._warnings import DegenerateStatisticWarning
 from .results._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
 from .null.permutation import check_finite_statistic
@@ -118,6 +121,12 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     stat = np.asarray(observed.stat, dtype=np.float64).reshape(-1)
     if prepared.combination is None:
         check_finite_statistic(float(stat[0]), None, prepared.what)
+    if prepared.holds is not None:
+        # the null holds by construction (the statistic says why): no null distribution
+        warnings.warn(f"{prepared.holds}.", DegenerateStatisticWarning, stacklevel=5)
+        out = NullOutcome(1.0, notes=[prepared.holds], details={"holds_trivially": True})
+        return _result(problem, statistic, engine, method, prepared, float(stat[0]),
+                       obs_params, out)
     ctx = RunContext(n_jobs=n_jobs, seconds_per_arrangement=seconds,
                      batch=engine.batch(_scheme_kind(problem), problem.n, _n_resamples(method)))
     out = method.run(prepared, problem, observed, ctx)

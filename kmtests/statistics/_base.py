@@ -103,6 +103,10 @@ class Prepared:
     #: problem's data (fresh draws from its model: the Monte Carlo null); the driver
     #: gives every statistic one (the statistic prepared again on the new data)
     on_sample: Callable[[Any, int | None], Values] | None = None
+    #: why the null hypothesis holds by construction of the data (a sentence; e.g. x a
+    #: function of z in a conditional test), or None: the driver then reports p = 1
+    #: without a null distribution, with this note and a DegenerateStatisticWarning
+    holds: str | None = None
 
     @property
     def width(self) -> int:

@@ -37,6 +37,7 @@ test: the statistic of an arrangement ``p`` is
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar, Mapping, Sequence, cast
 
 import numpy as np
@@ -84,6 +85,22 @@ RIDGE_SINGLE_BELOW = 3000
 
 #: a regression on z as the statistic uses it
 Fit = FittedRegression | RidgeResidual
+
+#: the share of a variable's kernel features left unexplained by its regression on z
+#: (the relative trace ``tr(R K R) / tr(K)`` of the residual Gram matrix) below which the
+#: variable is taken as a function of z: conditional independence then holds trivially
+#: and the test reports p = 1 instead of a p-value from the regression's rounding
+#: (benchmarks/ci_degenerate.py, n = 200, the tuned regression on the whole sample: exact
+#: smooth functions of a 1-d z leave 4e-9 to 2e-7, of a 2-d z up to 4e-7; ``sin(3z) + eps
+#: e`` leaves about ``2 eps^2``: 2e-6 at eps = 1e-3, whose dependence on e is still
+#: detected. Below this threshold a part of x beyond z below about 7e-4 of its standard
+#: deviation -- three significant digits -- is treated as rounding)
+DEGENERATE_BELOW = 1e-6
+#: the same for the coarser regressions of SplitKCI (fitted on half the sample) and of the
+#: low-rank engines (on z's features), whose residuals of exact functions of a 2-d z
+#: reach 1e-6 to 5e-6 (a part beyond z below about 2e-3 of the standard deviation counts
+#: as rounding there)
+DEGENERATE_BELOW_COARSE = 1e-5
 
 
 def _bandwidth(k: Kernel) -> float | None:
@@ -365,7 +382,8 @@ class KCI(Statistic):
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             return Values(np.array([stat]), np.array([scale])), {}
 
-        return self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, n)
+        return self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, n,
+                              unexplained=(_share(Kxt, Kx), _share(Kyt, Ky)))
 
     def _prepare_split(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
                        Ky: np.ndarray, z: np.ndarray, rng: Any) -> Prepared:
@@ -394,7 +412,11 @@ class KCI(Statistic):
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             return Values(np.array([stat]), np.array([scale])), {}
 
-        prepared = self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, m)
+        # whether x or y is a function of z: judged in the sample the regressions were fitted
+        # on (out of it, a regression's error is not rounding)
+        prepared = self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, m,
+                                  unexplained=(_share(fx.residual_gram(Kxa), Kxa),
+                                               _share(fy.residual_gram(Kya), Kya)))
         prepared.sizes = {"n_train": int(n_train), "n_test": int(m)}
         prepared.notes.append(f"SplitKCI: the regressions on z were fitted on {n_train} "
                               f"randomly chosen observations and the statistic computed on "
@@ -435,7 +457,9 @@ class KCI(Statistic):
             return Values(np.array([stat]), np.array([scale])), {}
 
         prepared = self._prepared(problem, kx, ky, fx, fy, Rx, Ry, values, observed, n,
-                                  kind="kci_lowrank")
+                                  kind="kci_lowrank",
+                                  unexplained=(_share_features(Rx, Fx.phi),
+                                               _share_features(Ry, Fy.phi)))
         prepared.engine_info = (f"{Fx.rank} + {Fy.rank} features of x and y, {r} of z, "
                                 "approximate")
         prepared.notes.append(
@@ -447,7 +471,8 @@ class KCI(Statistic):
 
     def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: Fit, fy: Fit,
                   Kxt: np.ndarray, Kyt: np.ndarray, values: Any, observed: Any, m: int,
-                  kind: str = "kci") -> Prepared:
+                  kind: str = "kci", unexplained: tuple[float, float] = (1.0, 1.0)
+                  ) -> Prepared:
         reg = self.regression
 
         def kernel_form() -> KernelForm:
@@ -467,7 +492,7 @@ class KCI(Statistic):
                 f"features), {how}; {aug}all variables standardised.")
         what = (f"{self.label()} with {kx.phrase()} on x, {ky.phrase()} on y and "
                 f"{fx.kernel.phrase()} on z")
-        return Prepared(values=values, observed=observed,
+        prepared = Prepared(values=values, observed=observed,
                         kernels={"x": kx, "y": ky, "z": fx.kernel}, what=what,
                         params=params, notes=[note], kernel_form=kernel_form,
                         report={"regression": {r: dict(v) for r, v in params.items()},
@@ -476,7 +501,13 @@ class KCI(Statistic):
                                                        "tuned": bool(tuned)},
                                  "augment": self.augment,
                                  "kernel_z": {"x": describe_kernel(fx.kernel),
-                                              "y": describe_kernel(fy.kernel)}})
+                                              "y": describe_kernel(fy.kernel)},
+                                 "unexplained": {"x": unexplained[0],
+                                                 "y": unexplained[1]}})
+        coarse = kind == "kci_lowrank" or self.split is not None
+        prepared.holds = _trivially(unexplained, (fx, fy),
+                                    DEGENERATE_BELOW_COARSE if coarse else DEGENERATE_BELOW)
+        return prepared
 
     def _candidates_count(self) -> list[Any]:
         b = self.bandwidth_z
@@ -489,6 +520,39 @@ def _with_bandwidth(kernel: Kernel, bandwidth: float) -> Kernel:
     """The kernel with another bandwidth (kernels are frozen dataclasses)."""
     out: Kernel = dataclasses.replace(cast(Any, kernel), bandwidth=bandwidth)
     return out
+
+
+def _share(residual: np.ndarray, K: np.ndarray) -> float:
+    """``tr(residual) / tr(K)``: the share of the features' energy (centred Gram `K`) that
+    the regression on z leaves (0 for a constant variable: no energy to explain)."""
+    total = float(np.trace(K))
+    return float(np.trace(residual)) / total if total > 0 else 0.0
+
+
+def _share_features(residual: np.ndarray, F: np.ndarray) -> float:
+    """:func:`_share` of centred features (``tr(F F') = ||F||_F^2``)."""
+    total = float(np.einsum("ij,ij->", F, F))
+    return float(np.einsum("ij,ij->", residual, residual)) / total if total > 0 else 0.0
+
+
+def _trivially(unexplained: tuple[float, float], fits: tuple[Fit, Fit],
+               below: float) -> str | None:
+    """Why conditional independence holds trivially (x or y a function of z to the
+    precision of the regression: :data:`DEGENERATE_BELOW`), or None. A regression with
+    more than half as many degrees of freedom as observations (e.g. a given ``lam`` at
+    rounding level) nearly interpolates any data: its small residuals say nothing about z."""
+    low = [(role, v) for role, v, fit in zip(("x", "y"), unexplained, fits)
+           if v < below and fit.df <= 0.5 * fit.n]
+    if not low:
+        return None
+    who = "x and y are functions" if len(low) == 2 else f"{low[0][0]} is a function"
+    left = " and ".join(f"{v:.1e} of {role}'s" for role, v in low)
+    return (f"{who} of z to the precision of the regression (it leaves {left} kernel "
+            f"features unexplained, below {below:g}): x and y are then independent given z "
+            f"trivially, and the statistic measures only the regression's rounding, so the "
+            f"p-value is 1 (a part beyond z smaller than about {math.sqrt(below / 2):.0e} "
+            f"of the variable's standard deviation counts as rounding: test that part "
+            f"itself, rescaled, if it matters)")
 
 
 def _absmax(M: np.ndarray) -> float:
