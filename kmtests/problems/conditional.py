@@ -20,7 +20,8 @@ from .._validation import as_sample
 from ..kernels import Kernel, Precomputed
 from ._base import Problem
 from .conventions import prepare_data
-from .data import Variable, _labels, align_index, data_label, refuse_omitted
+from .data import (Variable, _labels, align_index, by_label, data_label, index_of,
+                   refuse_omitted)
 from .schemes import Pairing, Scheme, Within
 
 __all__ = ["ConditionalProblem", "conditional_problem"]
@@ -37,6 +38,9 @@ class ConditionalProblem(Problem):
     _scheme: Scheme | None = field(default=None, repr=False)
     #: what the input conventions did (observations left out by nan_policy='omit')
     notes: tuple[str, ...] = ()
+    #: the observations' pandas index labels (None for other input): `strata` given as a
+    #: pandas object is matched to them, as y and z are to x
+    index: Any = field(default=None, repr=False)
     kind: ClassVar[str] = "conditional"
     roles: ClassVar[tuple[str, ...]] = ("x", "y", "z")
     precomputed: ClassVar[bool] = False
@@ -103,8 +107,9 @@ class ConditionalProblem(Problem):
     def within(self, strata: Any) -> "ConditionalProblem":
         """The problem with y permuted only within strata (one label per observation)."""
         refuse_omitted(self, "strata")
-        return ConditionalProblem(self.x, self.y, self.z, self.data_name,
-                                  Within(_labels(strata, self.n, "observation")), self.notes)
+        labels = _labels(by_label(strata, self.index, "x, y and z"), self.n, "observation")
+        return ConditionalProblem(self.x, self.y, self.z, self.data_name, Within(labels),
+                                  self.notes, self.index)
 
 
 def conditional_problem(x: Any, y: Any, z: Any, *, data_name: str | None = None,
@@ -128,7 +133,8 @@ def conditional_problem(x: Any, y: Any, z: Any, *, data_name: str | None = None,
     if vx.n < min_size:
         raise ValueError(f"a conditional independence test needs at least {min_size} "
                          f"observations; got {vx.n}.")
-    return ConditionalProblem(vx, vy, vz, name, notes=tuple(notes))
+    index = next((i for i in map(index_of, (x, y, z)) if i is not None), None)
+    return ConditionalProblem(vx, vy, vz, name, notes=tuple(notes), index=index)
 
 
 def standardized(a: np.ndarray) -> np.ndarray:

@@ -143,6 +143,9 @@ class TwoSampleProblem(Problem):
     #: names for pictures
     columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     labels: tuple[str, ...] = ("x", "y")
+    #: the samples' pandas index labels (x's, y's; None for other input): `strata` given
+    #: as pandas objects are matched to them
+    index: tuple[Any, Any] | None = field(default=None, repr=False)
     kind: ClassVar[str] = "two_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
 
@@ -247,6 +250,9 @@ class IndependenceProblem(Problem):
     #: the variables' column names (pandas input; empty otherwise) and their names
     columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     labels: tuple[str, ...] = ("x", "y")
+    #: the pairs' pandas index labels (None for other input): `strata` given as a pandas
+    #: object is matched to them
+    index: Any = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
@@ -311,7 +317,8 @@ def two_sample_problem(x: Any, y: Any, *, precomputed: bool = False,
     return TwoSampleProblem(np.vstack([xa, ya]), None, xa.shape[0], ya.shape[0], name,
                             notes=tuple(notes),
                             columns={"x": cols} if len(cols) == xa.shape[1] else {},
-                            labels=(sample_label(x, "x"), sample_label(y, "y")))
+                            labels=(sample_label(x, "x"), sample_label(y, "y")),
+                            index=(index_of(x), index_of(y)))
 
 
 def _variable(data: Any, name: str, precomputed: bool) -> Variable:
@@ -348,7 +355,8 @@ def independence_problem(x: Any, y: Any, *, precomputed_x: bool = False,
                                                 ("y", column_names(y), vy))
                if v.data is not None and cols and len(cols) == v.data.shape[1]}
     return IndependenceProblem(vx, vy, name, notes=tuple(notes), columns=columns,
-                               labels=(sample_label(x, "x"), sample_label(y, "y")))
+                               labels=(sample_label(x, "x"), sample_label(y, "y")),
+                               index=index_of(x) if index_of(x) is not None else index_of(y))
 
 
 @dataclass(frozen=True, eq=False)
@@ -434,6 +442,35 @@ def k_sample_problem(samples: tuple[Any, ...], *, data_name: str | None = None,
                           notes=tuple(notes))
 
 
+def index_of(data: Any) -> Any:
+    """A pandas object's index (the labels its rows are paired by), else None."""
+    return data.index if _is_pandas(data) else None
+
+
+def by_label(strata: Any, index: Any, what: str = "the data") -> Any:
+    """`strata` in the order of `index` when both carry labels (a pandas Series or
+    one-column DataFrame and a pandas index): the labels pair them, as they pair x, y
+    and z. Raises when the labels differ as sets (or repeat); other input is paired by
+    position."""
+    if index is None or not _is_pandas(strata):
+        return strata
+    if hasattr(strata, "columns"):
+        if strata.shape[1] != 1:
+            raise ValueError(f"`strata` must give one label per observation (a Series or a "
+                             f"one-column DataFrame); got {strata.shape[1]} columns.")
+        strata = strata.iloc[:, 0]
+    own = strata.index
+    if own.equals(index):
+        return strata
+    if own.is_unique and index.is_unique and len(own) == len(index) and set(own) == set(index):
+        return strata.loc[index]
+    raise ValueError(
+        f"`strata` is a pandas object whose index labels differ from those of {what}: "
+        "observations are matched by their index labels. Align it (e.g. `strata = "
+        "strata.loc[x.index]`), or pass its values (`strata.to_numpy()`) to pair it by "
+        "position.")
+
+
 def _labels(strata: Any, n: int, name: str) -> np.ndarray:
     arr = np.asarray(strata)
     if arr.ndim != 1 or arr.shape[0] != n:
@@ -506,13 +543,17 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     refuse_omitted(problem, "strata" if strata is not None else "blocks")
     if isinstance(problem, TwoSampleProblem):
         if strata is not None:
+            ix, iy = problem.index if problem.index is not None else (None, None)
             if isinstance(strata, (tuple, list)) and len(strata) == 2 and all(
                     np.ndim(s) == 1 for s in strata):
-                sx = _labels(strata[0], problem.n_x, "point of x")
-                sy = _labels(strata[1], problem.n_y, "point of y")
+                sx = _labels(by_label(strata[0], ix, "x"), problem.n_x, "point of x")
+                sy = _labels(by_label(strata[1], iy, "y"), problem.n_y, "point of y")
                 labels = np.concatenate([sx, sy])
             else:
-                labels = _labels(strata, problem.n, "pooled point (x first)")
+                pooled = (ix.append(iy) if ix is not None and iy is not None
+                          and ix.append(iy).is_unique else None)
+                labels = _labels(by_label(strata, pooled, "x and y (x first)"), problem.n,
+                                 "pooled point (x first)")
             scheme: Scheme = Within(labels, n_x=problem.n_x)
         elif _is_auto(blocks):
             auto = auto_length_of(problem)
@@ -526,9 +567,10 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             scheme = Blocks(problem.n, b, n_x=problem.n_x)
         return TwoSampleProblem(problem.z, problem.K, problem.n_x, problem.n_y,
                                 problem.data_name, scheme, problem.notes, problem.columns,
-                                problem.labels)
+                                problem.labels, problem.index)
     if strata is not None:
-        scheme = Within(_labels(strata, problem.n, "pair"))
+        scheme = Within(_labels(by_label(strata, problem.index, "x and y"), problem.n,
+                                "pair"))
     elif _is_auto(blocks):
         auto = auto_length_of(problem)
         scheme = Blocks(problem.n, auto.block, auto=auto)
@@ -539,7 +581,7 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                              f"{b}.")
         scheme = Blocks(problem.n, b)
     return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme, problem.notes,
-                               problem.columns, problem.labels)
+                               problem.columns, problem.labels, problem.index)
 
 
 def refuse_omitted(problem: Any, what: str) -> None:
