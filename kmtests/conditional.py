@@ -130,7 +130,10 @@ def conditional_independence_test(
         ``"nystrom"``: random Fourier or Nyström features of x, y (16 each) and z
         (`n_features`), the regressions on z's features — the RCoT approximation of
         Strobl et al. (2019), O(n) memory and time, for n = 10^4 to 10^5; the
-        features are drawn from `rng`.
+        features are drawn from `rng`. The exact engine warns
+        (:class:`~kmtests.SlowTestWarning`, naming these options) from n = 2000
+        with the tuned regression (about 6 s of CPU there, growing as n^3), from
+        about 4900 with one given `lam` and `bandwidth_z`.
     n_features : int, optional
         The features of z on ``engine="rff"`` or ``"nystrom"`` (default 200).
     cache : bool, optional

@@ -83,6 +83,18 @@ FEATURES_XY = 16
 #: 1000, 423 / 503 ms at 2000, 1354 / 1094 ms at 3000)
 RIDGE_SINGLE_BELOW = 3000
 
+#: the time guard of the exact engine (:class:`~kmtests.SlowTestWarning`): the work of its
+#: O(n^3) decompositions in units of ``m^3`` per eigendecomposition of an m x m matrix,
+#: above which the test warns -- the tuned default's five eigendecompositions at n = 2000
+#: (6.2 s of CPU, 9.7 s wall measured on the 2-core Xeon of benchmarks/README.md at load
+#: 4; 42 s wall reported at n = 2500 on a busy machine). The given-ridge path (one
+#: Cholesky factorisation: 0.45 s CPU at n = 2000) counts ``CHOLESKY_UNITS`` per ``n^3``,
+#: so it warns from n of about 4900; SplitKCI decomposes ``split * n`` points.
+SLOW_UNITS = 5 * 2000.0 ** 3
+CHOLESKY_UNITS = 0.35
+#: CPU seconds per unit (the tuned default at n = 2000: 6.2 s / (5 * 2000^3))
+SECONDS_PER_UNIT = 1.55e-10
+
 #: a regression on z as the statistic uses it
 Fit = FittedRegression | RidgeResidual
 
@@ -303,9 +315,40 @@ class KCI(Statistic):
         return [base]
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
+        self._warn_if_slow(problem.n, engine)
         with linalg_threads(self.n_jobs, problem.n,
                             RIDGE_SINGLE_BELOW if self._direct(engine) else None):
             return self._prepare(problem, engine, rng)
+
+    def _warn_if_slow(self, n: int, engine: Engine, stacklevel: int = 7) -> None:
+        """:class:`~kmtests.SlowTestWarning` when the O(n^3) decompositions of the exact
+        engine reach :data:`SLOW_UNITS` (see there), with the faster options."""
+        if engine.name in LOWRANK:
+            return
+        if self._direct(engine):
+            units, what = CHOLESKY_UNITS * float(n) ** 3, f"a Cholesky factorisation of {n} x {n}"
+        else:
+            m = n if self.split is None else int(round(self.split * n))
+            k = len(self._candidates_count())
+            units = k * float(m) ** 3
+            what = f"{k} eigendecomposition{'s' if k > 1 else ''} of {m} x {m} matrices"
+        if units < SLOW_UNITS:
+            return
+        import warnings
+
+        from .._guards import format_seconds
+        from .._warnings import SlowTestWarning
+
+        faster = ("engine='nystrom' or engine='rff' (features of z instead of Gram matrices: "
+                  "O(n) time, `n_features` of them, default 200)")
+        if not self._direct(engine):
+            faster += (", or one given regression (a number for `bandwidth_z` and for `lam`: "
+                       "one Cholesky factorisation, without the tuning)")
+        warnings.warn(
+            f"the conditional test on {n} observations takes {what} (O(n^3) time: about "
+            f"{format_seconds(units * SECONDS_PER_UNIT)} of CPU on an idle 2-core Xeon, "
+            f"longer on a busy machine). Faster: {faster}.", SlowTestWarning,
+            stacklevel=stacklevel)
 
     def _given_ridge(self) -> float | None:
         """The `lam` of a kernel ridge regression with one given `lam` (with one kernel on
