@@ -101,6 +101,33 @@ def _index(gen: np.random.Generator, n: int, dz: int, dep: float) -> Data:
     return x[:, None], y[:, None], z
 
 
+def _multi(gen: np.random.Generator, n: int, dz: int, dep: float, kind: str) -> Data:
+    """The multivariate-z designs of issue 29 (z of dimension `dz`):
+
+    * ``inter``: z ~ N(0, I); x = sin(z1) + 0.5 tanh(z1 z2) + 0.4 e,
+      y = cos(z1) + 0.5 tanh(z1 z2) + 0.4 e' (an interaction of z1 and z2; the other
+      coordinates irrelevant);
+    * ``tz``: z with i.i.d. Student t_3 coordinates (heavy tails); u = the sum of the
+      first min(dz, 3) coordinates / sqrt(their number); x = sin(u) + 0.4 e,
+      y = cos(u) + 0.4 e' (a single index; the other coordinates irrelevant).
+
+    The alternative adds ``dep e`` to y."""
+    ex, ey = gen.normal(size=n), gen.normal(size=n)
+    if kind == "inter":
+        z = gen.normal(size=(n, dz))
+        w = 0.5 * np.tanh(z[:, 0] * z[:, 1])
+        x = np.sin(z[:, 0]) + w + 0.4 * ex
+        y = np.cos(z[:, 0]) + w + 0.4 * ey
+    else:
+        z = gen.standard_t(3, size=(n, dz))
+        k = min(dz, 3)
+        u = z[:, :k].sum(axis=1) / np.sqrt(k)
+        x = np.sin(u) + 0.4 * ex
+        y = np.cos(u) + 0.4 * ey
+    y = y + dep * ex
+    return x[:, None], y[:, None], z
+
+
 def draw(scenario: str, gen: np.random.Generator, n: int, dep: float = 0.0) -> Data:
     """One data set (x, y, z), each of shape (n, d). ``dep = 0``: the null.
 
@@ -113,6 +140,10 @@ def draw(scenario: str, gen: np.random.Generator, n: int, dep: float = 0.0) -> D
         return _pnl(gen, n, int(scenario[3:]), dep)
     if scenario.startswith("index"):
         return _index(gen, n, int(scenario[5:]), dep)
+    if scenario.startswith("inter"):
+        return _multi(gen, n, int(scenario[5:]), dep, "inter")
+    if scenario.startswith("tz"):
+        return _multi(gen, n, int(scenario[2:]), dep, "tz")
     if scenario == "discrete":
         z = gen.integers(0, 3, size=n)
         ex, ey = gen.normal(size=n), gen.normal(size=n)
@@ -141,6 +172,8 @@ def draw(scenario: str, gen: np.random.Generator, n: int, dep: float = 0.0) -> D
 
 SCENARIOS = ("linear", "smooth", "sharp", "hetero", "heavy", "index3", "index5", "pnl1",
              "pnl3", "pnl5", "discrete")
+#: the multivariate-z designs of issue 29 (:func:`_multi`)
+MULTI = tuple(f"{k}{d}" for k in ("inter", "tz") for d in (2, 3, 5, 10))
 
 
 def seed_of(*key: object) -> int:

@@ -49,7 +49,8 @@ HERE = Path(__file__).resolve().parent
 ALPHA = lv.ALPHA
 
 #: the alternatives' strength (see the module docs)
-DEP = {"pnl1": 0.5, "pnl3": 0.5, "linear": 0.15, "sharp": 0.08}
+DEP = {"pnl1": 0.5, "pnl3": 0.5, "linear": 0.15, "sharp": 0.08,
+       **{s: 0.1 for s in lv.MULTI}}
 
 #: the tests compared
 KMTESTS = ("km kci gcv gamma", "km kci marglik gamma", "km kci loo gamma", "km kci gcv chi2",
@@ -57,11 +58,93 @@ KMTESTS = ("km kci gcv gamma", "km kci marglik gamma", "km kci loo gamma", "km k
 CAUSALLEARN = ("cl KCI gamma", "cl KCI use_gp", "cl RCIT")
 
 
-def tests(n: int, dz: int, methods: str = "all") -> dict[str, Callable[..., float]]:
+def ard_bandwidths(x: np.ndarray, y: np.ndarray, z: np.ndarray, target: str = "both"
+                   ) -> np.ndarray:
+    """A prototype of per-coordinate (ARD) bandwidths on z for the conditional test, built
+    from the library's pieces (not in the library): the isotropic median bandwidth times
+    the best of ``Z_FACTORS``, then one greedy sweep over the coordinates trying each
+    coordinate's bandwidth times 1e4 (dropped), 0.5 and 2, keeping a change when the GCV
+    score of the regression on z improves; the score is that of y's target (``"y"``) or
+    the sum of x's (augmented, as KCI) and y's (``"both"``). About 2 d + 5
+    eigendecompositions of the n x n Gram matrix of z."""
+    from kmtests.estimators import ConditionalMeanEmbedding
+    from kmtests.estimators.conditional import z_spectrum
+    from kmtests.kernels import ARDGaussian, Gaussian, median_bandwidth
+    from kmtests.problems.conditional import standardized
+    from kmtests.statistics.kci import Z_FACTORS
+
+    xs, ys, zs = standardized(x), standardized(y), standardized(z)
+    xa = np.hstack([xs, 0.5 * zs])
+    Kx = Gaussian().fitted_to(xa).centred_gram(xa).Kc
+    Ky = Gaussian().fitted_to(ys).centred_gram(ys).Kc
+    reg = ConditionalMeanEmbedding()
+    targets = [Ky] if target == "y" else [Kx, Ky]
+
+    def score(bw: np.ndarray) -> float:
+        k = ARDGaussian(bandwidth=bw)
+        spec = z_spectrum(k, zs, cache=False)
+        return float(sum(reg.fit([k], zs, K, spectra=[spec], cache=False).score
+                         for K in targets))
+
+    d = zs.shape[1]
+    iso = float(median_bandwidth(zs))
+    best_bw, best = np.full(d, iso), np.inf
+    for f in Z_FACTORS:
+        bw = np.full(d, iso * f)
+        s = score(bw)
+        if s < best:
+            best, best_bw = s, bw
+    for j in range(d):
+        for m in (1e4, 0.5, 2.0):
+            bw = best_bw.copy()
+            bw[j] *= m
+            s = score(bw)
+            if s < best:
+                best, best_bw = s, bw
+    return best_bw
+
+
+def multi_variants() -> dict[str, Callable[..., float]]:
+    """The ideas of issue 29 for a multivariate z, measured on the ``lv.MULTI`` designs:
+    a tighter bound on the regression's degrees of freedom (``max_df``, default 0.5),
+    a looser one (1.0), Zhang's augmentation of x by z switched off, and the ARD
+    prototype (:func:`ard_bandwidths`, its kernel shared by x and y, ``lam`` tuned)."""
+    from kmtests import conditional_independence_test as ci
+    from kmtests.estimators import ConditionalMeanEmbedding
+    from kmtests.kernels import ARDGaussian, Gaussian
+    from kmtests.statistics.kci import KCI
+
+    def ard(target: str) -> Callable[..., float]:
+        def run(x: np.ndarray, y: np.ndarray, z: np.ndarray, seed: int) -> float:
+            kz = ARDGaussian(bandwidth=ard_bandwidths(x, y, z, target))
+            return float(ci(x, y, z, kernel_z=kz, cache=False).pvalue)
+        return run
+
+    def no_augment(x: np.ndarray, y: np.ndarray, z: np.ndarray, seed: int) -> float:
+        return float(ci(x, y, z, augment=False, cache=False).pvalue)
+
+    def max_df(frac: float) -> Callable[..., float]:
+        def run(x: np.ndarray, y: np.ndarray, z: np.ndarray, seed: int) -> float:
+            g = Gaussian()
+            stat = KCI(g, g, g, regression=ConditionalMeanEmbedding(max_df=frac), cache=False)
+            return float(ci(x, y, z, statistic=stat).pvalue)
+        return run
+
+    return {"km kci gcv gamma max_df=0.25": max_df(0.25),
+            "km kci gcv gamma max_df=1": max_df(1.0),
+            "km kci gcv gamma augment=False": no_augment,
+            "km kci gcv gamma ARD (both)": ard("both"),
+            "km kci gcv gamma ARD (y)": ard("y")}
+
+
+def tests(n: int, dz: int, methods: str = "all", multi: bool = False
+          ) -> dict[str, Callable[..., float]]:
     out: dict[str, Callable[..., float]] = {}
     if methods in ("all", "kmtests"):
         km = lv.kmtests_methods(n, dz, False)
         out.update({k: km[k] for k in KMTESTS})
+        if multi:
+            out.update(multi_variants())
     if methods in ("all", "causallearn"):
         cl = lv.causallearn_methods()
         out.update({k: cl[k] for k in CAUSALLEARN})
@@ -70,11 +153,13 @@ def tests(n: int, dz: int, methods: str = "all") -> dict[str, Callable[..., floa
 
 def run_cell(scenario: str, n: int, reps: int, gp_reps: int, writer: Any,
              deps: tuple[float, ...], flush: Callable[[], None] | None = None,
-             methods: str = "all") -> None:
+             methods: str = "all", only: tuple[str, ...] = ()) -> None:
     from kmtests.estimators.conditional import clear_cache
 
     dz = lv.draw(scenario, np.random.default_rng(0), 8)[2].shape[1]
-    todo = tests(n, dz, methods)
+    todo = tests(n, dz, methods, multi=scenario in lv.MULTI)
+    if only:
+        todo = {k: v for k, v in todo.items() if k in only}
     for dep in deps:
         for rep in range(reps):
             seed = lv.seed_of("power", scenario, n, dep, rep)
@@ -130,15 +215,24 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _scenarios(text: str) -> list[str]:
+    out: list[str] = []
+    for s in (t.strip() for t in text.split(",")):
+        out.extend(lv.MULTI if s == "multi" else ([s] if s else []))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--scenarios", default=",".join(DEP))
+    ap.add_argument("--scenarios", default=",".join(DEP),
+                    help="comma-separated; 'multi' = the multivariate-z designs of issue 29")
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--gp-reps", type=int, default=100)
     ap.add_argument("--dep", type=float, default=None, help="override the alternative's dep")
     ap.add_argument("--alt-only", action="store_true", help="skip the null data sets")
     ap.add_argument("--methods", choices=["all", "kmtests", "causallearn"], default="all")
+    ap.add_argument("--only", default="", help="comma-separated method names to run")
     ap.add_argument("--raw", default=str(HERE / "results" / "ci_power_raw.csv"))
     ap.add_argument("--summarize", nargs="+", metavar="RAW", default=None)
     ap.add_argument("--out", default=str(HERE / "results" / "ci_power.csv"))
@@ -152,13 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     def cell(scen: str) -> Callable[[Any, Callable[[], None]], None]:
         dep = DEP[scen] if args.dep is None else args.dep
         deps = (dep,) if args.alt_only else (0.0, dep)
+        only = tuple(m.strip() for m in args.only.split(",") if m.strip())
         return lambda w, flush: run_cell(scen, args.n, args.reps, args.gp_reps, w, deps,
-                                         flush, args.methods)
+                                         flush, args.methods, only)
 
     lv.append_raw(args.raw, ((f"{scen} n={args.n}: {args.reps} data sets per hypothesis",
                               cell(scen))
-                             for scen in [s.strip() for s in args.scenarios.split(",")
-                                          if s.strip()]))
+                             for scen in _scenarios(args.scenarios)))
     return 0
 
 
