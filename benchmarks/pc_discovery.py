@@ -35,7 +35,9 @@ DAG's: missing plus extra edges), the CPDAG SHD (pairs whose edge differs from t
 true DAG's CPDAG, the pattern of its Markov equivalence class: a missing, extra,
 reversed, wrongly directed or wrongly undirected edge counts 1; a bidirected edge
 counts as its own kind), the missing and extra edges, the number of CI tests run
-(distinct questions; answers from a p-value cache not counted) and wall time.
+(distinct questions; answers from a p-value cache not counted), wall time and CPU
+seconds of the process (``time.process_time``: with BLAS on one thread, the
+computation itself, which a busy machine does not inflate), with the load average.
 alpha = 0.05 everywhere. BLAS on one thread (threadpoolctl), numba on one thread.
 
 Run from the repository root::
@@ -219,31 +221,31 @@ def describe(M: np.ndarray, B: np.ndarray | None = None) -> str:
 # -------------------------------------------------------------------------------- runs
 
 def run_causallearn(df: pd.DataFrame, test: str, **options: Any
-                    ) -> tuple[np.ndarray, np.ndarray, int, float]:
+                    ) -> tuple[np.ndarray, np.ndarray, int, float, float]:
     from causallearn.search.ConstraintBased.PC import pc
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     cg = pc(df.to_numpy(), ALPHA, test, show_progress=False, **options)
-    wall = time.perf_counter() - t
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
     M, B = from_causallearn(cg)
     n_tests = getattr(cg.test, "n_tests", None)
     if n_tests is None:  # causal-learn's own tests: the p-value cache, less its 3 keys
         n_tests = sum(1 for k in cg.test.pvalue_cache
                       if k not in ("data_hash", "method_name", "parameters_hash"))
-    return M, B, int(n_tests), wall
+    return M, B, int(n_tests), wall, cpu
 
 
-def run_pgmpy(df: pd.DataFrame, **options: Any) -> tuple[np.ndarray, int, int, float]:
+def run_pgmpy(df: pd.DataFrame, **options: Any) -> tuple[np.ndarray, int, int, float, float]:
     from pgmpy.causal_discovery import PC
 
     from kmtests.causal import PgmpyCITest
 
     test = PgmpyCITest(df, **options)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     est = PC(variant="stable", ci_test=test, significance_level=ALPHA,
              max_cond_vars=len(NAMES) - 2, show_progress=False).fit(df)
-    wall = time.perf_counter() - t
-    return from_pgmpy(est.causal_graph_), test.n_tests, test.n_calls, wall
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    return from_pgmpy(est.causal_graph_), test.n_tests, test.n_calls, wall, cpu
 
 
 def warm_up() -> None:
@@ -287,20 +289,21 @@ def main() -> None:
                     B = None
                     n_calls = None
                     if method == "cl-kci":
-                        M, B, n_tests, wall = run_causallearn(df, "kci")
+                        M, B, n_tests, wall, cpu = run_causallearn(df, "kci")
                     elif method == "cl-kmtests":
-                        M, B, n_tests, wall = run_causallearn(df, name)
+                        M, B, n_tests, wall, cpu = run_causallearn(df, name)
                     elif method == "cl-kmtests-nocache":
-                        M, B, n_tests, wall = run_causallearn(df, name, cache=False)
+                        M, B, n_tests, wall, cpu = run_causallearn(df, name, cache=False)
                     elif method == "cl-kmtests-split":
-                        M, B, n_tests, wall = run_causallearn(df, name, statistic="split",
-                                                              rng=0)
+                        M, B, n_tests, wall, cpu = run_causallearn(
+                            df, name, statistic="split", rng=0)
                     elif method == "pgmpy-kmtests":
-                        M, n_tests, n_calls, wall = run_pgmpy(df)
+                        M, n_tests, n_calls, wall, cpu = run_pgmpy(df)
                     else:
                         raise SystemExit(f"unknown method {method!r}")
                     row = {"n": n, "seed": s, "method": method, **shd(M, T, B),
                            "tests": n_tests, "calls": n_calls, "wall_s": round(wall, 2),
+                           "cpu_s": round(cpu, 2), "load": round(os.getloadavg()[0], 1),
                            "s_per_test": round(wall / max(n_tests, 1), 4),
                            "graph": describe(M, B)}
                     print(row, flush=True)
@@ -314,6 +317,7 @@ def table(res: pd.DataFrame) -> None:
     out = g.agg(runs=("seed", "size"), shd_skeleton=("shd_skeleton", "mean"),
                 shd_cpdag=("shd_cpdag", "mean"), missing=("missing", "mean"),
                 extra=("extra", "mean"), tests=("tests", "mean"), wall_s=("wall_s", "mean"),
+                **({"cpu_s": ("cpu_s", "mean")} if "cpu_s" in res else {}),
                 s_per_test=("s_per_test", "mean"))
     out = out.round(2).reset_index()
     print("| " + " | ".join(out.columns) + " |")
