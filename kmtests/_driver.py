@@ -109,6 +109,8 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     n_jobs = method.threads
     rng = method.source_of_randomness
     prepared = statistic.prepare(problem, engine, tuning, rng)
+    if prepared.slow_advice is None:
+        prepared.slow_advice = statistic.slow_advice(problem, engine, tuning)
     if prepared.on_sample is None and hasattr(problem, "with_sample"):
         prepared.on_sample = lambda data, jobs: statistic.prepare(
             problem.with_sample(data), engine, tuning, rng).observed(jobs)[0]
@@ -144,6 +146,8 @@ def run_each(problem: Any, statistics: list[Statistic], engine: Any, method: Nul
     engine = _resolve(problem, agg, engine, method, tuning)
     n_jobs = method.threads
     prepared = agg.prepare(problem, engine, tuning, method.source_of_randomness)
+    if prepared.slow_advice is None:
+        prepared.slow_advice = agg.slow_advice(problem, engine, tuning)
     parts = prepared.details["parts"]
     if any(p.width != 1 for p in parts):
         raise ValueError("compare the statistics of one column each (one lambda, one "

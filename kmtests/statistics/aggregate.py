@@ -110,6 +110,13 @@ class Aggregate(Statistic):
     def refusal_subject(self) -> str:
         return f"the aggregated test ({self.combination.name})"
 
+    def estimator_advice(self, tuning: str) -> list[str]:
+        # the faces of a collection take `estimators` (a list), not `estimator`
+        if not any(m.uses_estimator and m.estimator.name != "kme" for m in self.members):
+            return []
+        return [("tuning='pooled' where the estimators allow it, " if tuning != "pooled"
+                 else "") + "or fewer `estimators`"]
+
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         reqs = [m.requirements(problem, tuning) for m in self.members]
         kernels: dict[str, Any] = {}
