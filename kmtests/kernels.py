@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Union
 
@@ -240,6 +241,48 @@ def _canonical_subsample(z: np.ndarray, max_points: int) -> np.ndarray:
     return z[order[np.sort(idx)]]
 
 
+#: up to this many columns the pairwise squared distances of the median heuristic are
+#: summed by NumPy (the same bits as SciPy's ``pdist``, without importing SciPy: a third
+#: of a second of a new process's first test); above, by ``pdist`` (faster there)
+_PAIR_SQDIST_NUMPY_COLUMNS = 8
+#: rows of a block of :func:`_pair_sqdist`'s NumPy loop
+_PAIR_SQDIST_ROWS = 128
+
+
+def _pair_sqdist(z: np.ndarray) -> np.ndarray:
+    """``||z_i - z_j||^2`` for ``i < j``, in ``pdist``'s order and with its bits.
+
+    ``scipy.spatial.distance.pdist(z, "sqeuclidean")`` sums ``(z_ik - z_jk)^2`` over the
+    columns ``k`` left to right; so does the NumPy loop here (one column at a time over a
+    block of rows), which is used when SciPy's spatial module is not loaded yet and `z`
+    has at most :data:`_PAIR_SQDIST_NUMPY_COLUMNS` columns. Either gives the same numbers
+    (checked in the tests), so the choice is one of speed only.
+    """
+    n, d = z.shape
+    if d > _PAIR_SQDIST_NUMPY_COLUMNS or "scipy.spatial.distance" in sys.modules:
+        from scipy.spatial.distance import pdist
+
+        return np.asarray(pdist(z, "sqeuclidean"))
+    cols = [np.ascontiguousarray(z[:, k]) for k in range(d)]
+    out = np.empty(n * (n - 1) // 2)
+    pos = 0
+    for a in range(0, n - 1, _PAIR_SQDIST_ROWS):
+        b = min(a + _PAIR_SQDIST_ROWS, n - 1)
+        acc = np.empty((b - a, n - a - 1))
+        tmp = np.empty_like(acc)
+        for k, c in enumerate(cols):
+            np.subtract(c[a:b, None], c[None, a + 1:], out=tmp)
+            np.multiply(tmp, tmp, out=tmp)
+            if k == 0:
+                acc[...] = tmp
+            else:
+                np.add(acc, tmp, out=acc)
+        upper = acc[np.arange(a, b)[:, None] < np.arange(a + 1, n)[None, :]]
+        out[pos:pos + upper.size] = upper
+        pos += upper.size
+    return out
+
+
 def _median_sq(d2: np.ndarray) -> tuple[float, bool]:
     """Median of squared distances; if zero, the median of the non-zero ones.
 
@@ -293,14 +336,12 @@ def median_bandwidth(
     >>> print(f"{bw:.1f} ({rule})")
     1.0 (median (non-zero pairs))
     """
-    from scipy.spatial.distance import pdist
-
     z = _canonical_subsample(np.asarray(z, dtype=np.float64), max_points)
     cols = [z[:, [j]] for j in range(z.shape[1])] if per_dimension else [z]
     out, fallback = [], False
     for c in cols:
         cs, _, s = _unit(c)
-        med, fb = _median_sq(pdist(cs, "sqeuclidean"))
+        med, fb = _median_sq(_pair_sqdist(cs))
         fallback |= fb
         out.append(s * np.sqrt(med))
     bw = np.array(out)

@@ -56,6 +56,7 @@ import numpy as np
 from .._gram import CentredGram
 from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
+from ..engines._threads import map_row_blocks
 from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel, Precomputed
 from ._base import Prepared, Statistic
@@ -251,13 +252,15 @@ class JointStack:
         """dHSIC of every arrangement (row of `rows`), on `n_jobs` threads; the bits do
         not depend on the threads or on how the rows are batched."""
         from ..engines._jit_dhsic import joint_sums  # numba loads on first use
-        from ..engines._threads import numba_threads
 
         n = self.u.shape[1]
         out = np.empty(rows.shape[0])
         small = rows.shape[0] * n * n * (self.u.shape[0] - 1) < _SERIAL_WORK
-        with numba_threads(1 if small else n_jobs):
-            joint_sums(self.W, self.u, self.g, self.e0, rows, out)
+
+        def block(a: int, b: int) -> None:
+            joint_sums(self.W, self.u, self.g, self.e0, rows[a:b], out[a:b])
+
+        map_row_blocks(block, rows.shape[0], 1 if small else n_jobs)
         return out
 
 
