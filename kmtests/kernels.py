@@ -30,10 +30,12 @@ same on every run.
 from __future__ import annotations
 
 import abc
+import contextlib
+import contextvars
 import dataclasses
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Union
+from typing import Any, Callable, ClassVar, Iterator, Union
 
 import numpy as np
 
@@ -204,6 +206,43 @@ def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
                 D[c:c + _ROWS, start:stop] = D[start:stop, c:c + _ROWS].T
     if sym:
         np.fill_diagonal(D, 0.0)
+    return D
+
+
+#: the unit-scaled squared distances computed inside :func:`shared_distances`, by points
+_SHARED: contextvars.ContextVar[list[tuple[np.ndarray, np.ndarray]] | None] = \
+    contextvars.ContextVar("kmtests_shared_distances", default=None)
+
+
+@contextlib.contextmanager
+def shared_distances() -> Iterator[None]:
+    """Inside the block, the squared distances of one set of points are computed once.
+
+    A bandwidth kernel with one bandwidth sees the points scaled by a power of two only
+    (the bandwidth enters as a factor afterwards), so the kernels of a bandwidth grid
+    (MMDAgg's ten Gaussian kernels) share the same ``N x N`` distances: the first kernel
+    computes them, the others copy them (the same bits; one more ``N x N`` array held
+    during the block). An aggregated test prepares its members inside this block.
+    """
+    token = _SHARED.set([])
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _shared_sqdist_unit(xs: np.ndarray) -> np.ndarray | None:
+    """Inside :func:`shared_distances`, :func:`_sqdist_unit` of `xs` with itself (not to be
+    written to): from the block's store when the same points were seen (compared entry by
+    entry), else computed and stored. None outside the block."""
+    store = _SHARED.get()
+    if store is None:
+        return None
+    for pts, D in store:
+        if pts.shape == xs.shape and np.array_equal(pts, xs):
+            return D
+    D = _sqdist_unit(xs)
+    store.append((xs.copy(), D))
     return D
 
 
@@ -512,6 +551,10 @@ class _BandwidthKernel(Kernel):
         xs, ys, top = self._prescale(np.asarray(x, dtype=np.float64),
                                      None if y is None else np.asarray(y, dtype=np.float64),
                                      name)
+        if ys is None:
+            shared = _shared_sqdist_unit(xs)
+            if shared is not None:  # another kernel's distances: scaled into a new array
+                return np.multiply(shared, top * top)
         D = _sqdist_unit(xs, ys)
         D *= top * top
         return D
