@@ -51,6 +51,7 @@ timeseries
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from ._warnings import ApproximationWarning as ApproximationWarning
@@ -133,10 +134,14 @@ _LAZY = ("datasets", "estimators", "kernels", "null", "groundtruth", "learn", "p
 def __getattr__(name: str) -> Any:  # PEP 562
     module = _ATTRIBUTES.get(name)
     if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value  # once loaded, an ordinary attribute
-        return value
+        # looked up each time (a microsecond), not cached here: a name patched in its
+        # module before its first use here would otherwise stay patched
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
     if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        # any sub-module as an attribute (`kmtests.aggregated.AggregatedTwoSampleResult`),
+        # as when `import kmtests` loaded them all
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
