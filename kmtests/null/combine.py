@@ -252,6 +252,9 @@ def _check_members(T: np.ndarray, what: str) -> None:
 class _Combination:
     """What the combinations share: the arrangements' statistics, checked finite."""
 
+    #: it needs the members' permutation-invariant normalisers (``Prepared.norms``)
+    needs_norms: ClassVar[bool] = False
+
     def _table(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                prepared: Any) -> tuple[np.ndarray, np.ndarray]:
         T, S = _arrangements(observed, null, scales, exact)
@@ -286,7 +289,6 @@ class MinP(_Combination):
     alpha: float = 0.05
     label: ClassVar[str] = "min_j p_j/w_j"
     name: ClassVar[str] = "mmdagg"
-    needs_norms: ClassVar[bool] = False
 
     def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                 prepared: Any) -> NullOutcome:
@@ -391,13 +393,11 @@ class Sum(_Combination):
     alpha: float = 0.05
     label: ClassVar[str] = "sum_j w_j T_j"
     name: ClassVar[str] = "sum"
-    needs_norms: ClassVar[bool] = False
 
     def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                 prepared: Any) -> NullOutcome:
         T, S = self._table(observed, null, scales, exact, prepared)
-        M = T.shape[1]
-        w = np.asarray(prepared.details.get("weights", np.ones(M)), dtype=np.float64)
+        w = np.asarray(prepared.details.get("weights", np.ones(T.shape[1])), dtype=np.float64)
         total, scale = T @ w, S @ w
         tol = TIE_RTOL * (scale + scale[0])            # every row's against the data's
         warn_if_constant(float(total[0]), total[1:], tol[1:], prepared.what)
