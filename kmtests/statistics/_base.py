@@ -36,6 +36,11 @@ __all__ = ["EstimatorStatistic", "FormInfo", "KernelForm", "Prepared", "STATISTI
            "require_equal_sizes"]
 
 
+def statistic_name(base: str, est: KernelMeanEstimator) -> str:
+    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
+    return base if est.name == "kme" else f"{base}[{est.name}]"
+
+
 def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> None:
     """Refuse two samples of different sizes for a statistic that pairs ``x_i`` with
     ``y_i`` (`who` names it, `why` is said after "x and y", `instead` what to use)."""
@@ -263,3 +268,20 @@ class EstimatorStatistic(Statistic):
         self.estimator = estimator
         self.unbiased = unbiased
         estimator.rule()  # raises for estimators that cannot run inside a test
+
+    #: its symbol in U-form and in V-form (``("MMD^2_u", "MMD^2_b")``), its family in the
+    #: report's title, and what it is in words (after its name in the report's first line)
+    symbols: ClassVar[tuple[str, str]] = ("T_u", "T_b")
+    family_name: ClassVar[str] = ""
+    what: ClassVar[str] = ""
+
+    def label(self) -> str:
+        return statistic_name(self.symbols[0 if self.unbiased else 1], self.estimator)
+
+    def family(self) -> str:
+        return self.family_name
+
+    def describe(self, prepared: Prepared) -> str:
+        form = f"{'U' if self.unbiased else 'V'}-statistic"
+        return f"{self.label()}, {self.what} ({form})" if self.what else \
+            f"{self.label()} ({form})"

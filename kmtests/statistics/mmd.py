@@ -18,7 +18,7 @@ from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import EstimatorStatistic, Prepared
+from ._base import EstimatorStatistic, Prepared, statistic_name  # noqa: F401 - its old path
 from .forms import FormInfo, KernelForm, MMDForm
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
@@ -29,11 +29,6 @@ __all__ = ["KernelMMD", "describe_kernel", "features_need", "gram_need", "statis
 LOWRANK_WEIGHTS = ("the low-rank engine weighted the points on the approximate kernel, so "
                    "the exact kernel's witness would not be the function that was tested: "
                    "run the test with engine='exact' for its witness")
-
-
-def statistic_name(base: str, est: KernelMeanEstimator) -> str:
-    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
-    return base if est.name == "kme" else f"{base}[{est.name}]"
 
 
 def describe_kernel(k: Kernel) -> str:
@@ -85,6 +80,8 @@ class KernelMMD(EstimatorStatistic):
     name: ClassVar[str] = "mmd"
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "two_sample"
+    symbols: ClassVar[tuple[str, str]] = ("MMD^2_u", "MMD^2_b")
+    family_name: ClassVar[str] = "MMD"
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
@@ -93,15 +90,6 @@ class KernelMMD(EstimatorStatistic):
     def __repr__(self) -> str:
         return (f"KernelMMD(kernel={self.kernel!r}, estimator={self.estimator!r}, "
                 f"unbiased={self.unbiased})")
-
-    def label(self) -> str:
-        return statistic_name("MMD^2_u" if self.unbiased else "MMD^2_b", self.estimator)
-
-    def family(self) -> str:
-        return "MMD"
-
-    def describe(self, prepared: Prepared) -> str:
-        return f"{self.label()} ({'U' if self.unbiased else 'V'}-statistic)"
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         est = self.estimator
