@@ -137,7 +137,7 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     top_f = float(np.max(np.sum(F * F, axis=1))) if F.size else 0.0
     top_c = np.max(np.abs(coef), axis=0) if coef.size else np.zeros(lam.size)
     scale = np.abs(g0) * cg_rest.kc_max + top_c * top_f
-    return SpectralGram(F, coef, g0, PooledGram(cg_rest), diag, scale), ev
+    return SpectralGram(F, coef, g0, PooledGram.of(cg_rest), diag, scale), ev
 
 
 def spectral_mmd_values(sg: SpectralGram, perms: np.ndarray, n_x: int, unbiased: bool,
