@@ -12,13 +12,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..engines import Engine, Requirements, Values
+from ..engines import Engine, Values
 from ..engines.lowrank import lowrank_mmd_general
 from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import EstimatorStatistic, Prepared, statistic_name  # noqa: F401 - its old path
+from ._base import (EstimatorStatistic, Prepared, features_need, gram_need,  # noqa: F401
+                    statistic_name)  # (their old paths)
 from .forms import FormInfo, KernelForm, MMDForm
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
@@ -35,34 +36,6 @@ def describe_kernel(k: Kernel) -> str:
     """A kernel in a member's label: ``gaussian bw=0.737`` (or its name)."""
     bw = getattr(k, "bandwidth", None)
     return f"{k.name} bw={float(bw):.3g}" if isinstance(bw, (float, int)) else k.name
-
-
-def gram_need(est: KernelMeanEstimator, tuning: str, features: bool = False) -> str:
-    """Why an estimator needs the whole Gram matrix in memory ('' when it does not).
-
-    With `features` (a statistic that runs a feature form), an estimator whose rule
-    has one needs the Gram matrix *or* features: see :func:`features_need`.
-    """
-    rule = est.rule()
-    if not isinstance(rule, Uniform):
-        if features and rule.features is not None:
-            return ""
-        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
-                "estimators with uniform weights - kme, skmse, bkmse, ... - run without it)")
-    if tuning == "pooled" and rule.fixed is None:
-        return ("tuning='pooled' needs (it tunes the estimator once on the pooled Gram "
-                "matrix)")
-    return ""
-
-
-def features_need(est: KernelMeanEstimator) -> str:
-    """Why an estimator with a feature form needs the Gram matrix or features ('' when
-    it needs neither, or has no feature form)."""
-    rule = est.rule()
-    if isinstance(rule, General) and rule.features is not None:
-        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
-                "estimators with uniform weights - kme, skmse, bkmse, ... - run on sums)")
-    return ""
 
 
 class KernelMMD(EstimatorStatistic):
@@ -82,6 +55,7 @@ class KernelMMD(EstimatorStatistic):
     problem_kind: ClassVar[str] = "two_sample"
     symbols: ClassVar[tuple[str, str]] = ("MMD^2_u", "MMD^2_b")
     family_name: ClassVar[str] = "MMD"
+    feature_form: ClassVar[bool] = True
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
@@ -90,13 +64,6 @@ class KernelMMD(EstimatorStatistic):
     def __repr__(self) -> str:
         return (f"KernelMMD(kernel={self.kernel!r}, estimator={self.estimator!r}, "
                 f"unbiased={self.unbiased})")
-
-    def requirements(self, problem: Any, tuning: str) -> Requirements:
-        est = self.estimator
-        return Requirements("split", {"kernel": self.kernel},
-                            gram=gram_need(est, tuning, features=True),
-                            marginalized=est.name if est.transforms_kernel else "",
-                            features=features_need(est))
 
     def check(self, problem: Any, tuning: str) -> None:
         if problem.precomputed:
