@@ -219,9 +219,11 @@ def dhsic_rows(grams: Sequence[JointGram], rows: np.ndarray, resampled: bool = F
 
 @dataclass(frozen=True, eq=False)
 class JointStack:
-    """The ``d`` variables' ``W``, ``u`` and ``g`` stacked for the jitted arrangement loop
-    (:mod:`kmtests.engines._jit_dhsic`): ``W`` ``(d, n, n)``, ``u`` ``(d, n)``, ``g`` and
-    the prefix products ``e0_k = g_1 ... g_{k-1}`` ``(d,)``."""
+    """The variables' Gram matrices stacked for the jitted arrangement loop.
+
+    :mod:`kmtests.engines._jit_dhsic` reads ``W`` ``(d, n, n)``, ``u`` ``(d, n)``, ``g``
+    ``(d,)`` and the prefix products ``e0`` ``(d,)``, with ``e0[k]`` the product of
+    ``g[0]`` to ``g[k - 1]`` (``e0[0] = 1``)."""
 
     W: np.ndarray
     u: np.ndarray
