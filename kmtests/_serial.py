@@ -15,12 +15,22 @@ r"""Serial dependence: automatic block lengths and the check for autocorrelated 
   Gaussian kernel (median-heuristic bandwidth): the kernel's feature map in a
   few coordinates, which sees the dependence of nonlinear features (e.g. the
   volatility clustering of GARCH returns, uncorrelated in the data themselves);
+* :func:`volatility_series` and :func:`persistence` — dependence that the
+  Politis-White truncation misses: the distances of the data to their (window's)
+  median, whose autocorrelations are small but long-lived for GARCH returns, and
+  the far lags ``M+1..2M`` (``M = ceil(sqrt(n))``) of every series (long memory,
+  phi near 1), each judged by the z-score of a sum of autocorrelations;
 * :func:`auto_length` — the rule of ``blocks="auto"`` and of the wild
   bootstrap's ``length="auto"``: from the largest Politis-White length over those
-  series; for block permutations 3 times the circular-block length, rounded up,
-  at most ``n / 8`` (see ``_SCALE``); for the AR(1) multipliers the
-  stationary-bootstrap length (their covariance ``exp(-|s - t| / l)`` is the
-  stationary bootstrap's ``(1 - 1/b)^|s - t|`` with ``b = l``), at most ``n / 4``;
+  series; for block permutations 3 times the circular-block length, rounded up (see
+  ``_SCALE``), at least ``2M`` if :func:`persistence` exceeds 2 (``_PERSIST_Z``), at
+  most ``n / 8`` for two windows (8 blocks) and ``n / 6`` for paired series (6
+  blocks, 720 orders); for the AR(1) multipliers the stationary-bootstrap length
+  (their covariance ``exp(-|s - t| / l)`` is the stationary bootstrap's
+  ``(1 - 1/b)^|s - t|`` with ``b = l``), at most ``n / 4``. It warns
+  (:class:`~kmtests.SerialDependenceWarning`) when the data hold fewer than 10
+  effective observations (``_MIN_EFFECTIVE``): no automatic null keeps the level
+  there;
 * :func:`serial_check` — a cheap check (the lag-1 autocorrelation of the data's
   columns and of their squares, after the best single shift in mean is removed:
   concatenated groups are not a series; ``O(n d)``) that warns
@@ -215,9 +225,12 @@ def _acf_sum_z(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
     ``lo..hi`` over its standard error under independence, ``sqrt((hi - lo + 1) / n)``."""
     n = a.shape[0]
     den = np.sum(a * a, axis=0)
-    num = np.zeros(a.shape[1])
-    for k in range(lo, hi + 1):
-        num += np.sum(a[k:] * a[:n - k], axis=0)
+    # sum_k sum_t a[t] a[t + k] = sum_t a[t] (a[t + lo] + ... + a[t + hi]), the inner sum
+    # a difference of cumulative sums (O(n) per column)
+    csum = np.vstack([np.zeros((1, a.shape[1])), np.cumsum(a, axis=0)])
+    t = np.arange(n)
+    ahead = csum[np.minimum(t + hi, n - 1) + 1] - csum[np.minimum(t + lo, n)]
+    num = np.sum(a * ahead, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
     return r / math.sqrt((hi - lo + 1) / n)
@@ -288,8 +301,7 @@ class AutoLength:
                      f"{self.persistent:.1f})")
         text += f", at most {few}"
         if self.capped:
-            text += (f" (the rule asked for {self.wanted}: dependence this long may make "
-                     "the test reject too often)")
+            text += f" (the rule asked for {self.wanted})"
         return text
 
     @property
