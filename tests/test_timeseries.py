@@ -108,8 +108,9 @@ def _garch(gen, n, burn=500):
 def test_auto_length_takes_long_blocks_for_persistent_volatility(monkeypatch):
     """GARCH(1,1) returns: every autocorrelation of |r| is a few hundredths (below the
     Politis-White band), but they last; their sum over the lags 5..4+M (M = ceil(sqrt(n)))
-    is many standard errors above 0, and the rule then takes blocks of at least 2M (it
-    took 2-3 times shorter ones before, and the windows test rejected 56/300 at 5%).
+    is many standard errors above 0, and the rule then takes blocks of at least 3M, here
+    cut to n/8 (it took 8 before, and the windows test rejected 26/200 at 5% at n = 500
+    and 56/300 at n = 200).
     i.i.d. data: no persistence, the length is the Politis-White one."""
     import kmtests._serial as serial
 
@@ -119,8 +120,8 @@ def test_auto_length_takes_long_blocks_for_persistent_volatility(monkeypatch):
     wins = (n // 2, n - n // 2)
     auto = auto_length([r], wins)
     assert auto.persistent > serial._PERSIST_Z
-    assert auto.block == 2 * 23 == auto.wanted and auto.cap == n // 8 and not auto.capped
-    assert "persistent dependence" in auto.block_rule
+    assert auto.wanted == 3 * 23 and auto.block == auto.cap == n // 8 == 62 and auto.capped
+    assert "at least 3 ceil(sqrt(n)) for persistent dependence" in auto.block_rule
     with monkeypatch.context() as m:
         m.setattr(serial, "_PERSIST_Z", np.inf)
         assert auto_length([r], wins).block < auto.block / 4
@@ -420,6 +421,30 @@ def test_blocks_auto_between_two_windows_of_garch_returns_is_within_twice_the_le
         rej += kmtests.two_sample_test(z[:100], z[100:], blocks="auto", n_resamples=99,
                                        rng=i).pvalue <= ALPHA
     assert lo <= rej <= 2 * ALPHA * reps, f"{rej}/{reps}"
+
+
+def _arfima(gen, n, d=0.3, lags=3000):
+    """ARFIMA(0, d, 0): the MA(infinity) filter truncated at `lags` (as the benchmark's)."""
+    psi = np.empty(lags)
+    psi[0] = 1.0
+    for k in range(1, lags):
+        psi[k] = psi[k - 1] * (k - 1 + d) / k
+    return np.convolve(gen.normal(size=n + lags - 1), psi[::-1], mode="valid")
+
+
+@pytest.mark.slow
+def test_blocks_auto_keeps_the_level_of_hsic_on_two_arfima_series():
+    """Two independent ARFIMA(0, 0.3, 0) series, n = 200, 300 pairs: 6 blocks (n/6) keep
+    HSIC inside the 99% binomial band (8 blocks of 25: 26/300 on the benchmark's pairs)."""
+    reps = 300
+    lo, hi = _band(reps)
+    gen = np.random.default_rng(38)
+    rej = 0
+    for i in range(reps):
+        x, y = _arfima(gen, 200), _arfima(gen, 200)
+        rej += kmtests.independence_test(x, y, blocks="auto", n_resamples=99,
+                                         rng=i).pvalue <= ALPHA
+    assert lo <= rej <= hi, f"{rej}/{reps} outside [{lo}, {hi}]"
 
 
 @pytest.mark.slow
