@@ -25,8 +25,10 @@ Two studies, at alpha = 0.05, through the package itself:
   cross-dependence test (:func:`kmtests.timeseries.cross_dependence_test`,
   independence only, n <= 200) and, for windows, driftdep's
   ``drift_test(statistic="mmd")`` (block permutations with its automatic length)
-  if driftdep is installed (n <= 200). Writes one CSV per cell under
-  ``benchmarks/results/dependent_auto/``.
+  if driftdep is installed (n <= 200; ``driftdep_peer.py`` runs it from its own
+  environment on the same data sets). Adds its rows to one CSV per cell under
+  ``benchmarks/results/dependent_auto/`` (the rows of nulls not run now are kept:
+  ``--only`` adds or replaces nulls). The series come from ``dependent_streams.py``.
 
 Gaussian kernels with the median heuristic, 199 resamples per test, ``--reps`` data
 sets per cell (default 1000 for ``iid``, 300 for ``ar1``, 200 for ``ar1-long``), seeded
