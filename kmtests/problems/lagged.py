@@ -42,4 +42,6 @@ class CrossDependenceProblem(IndependenceProblem):
         if blocks is None:
             raise ValueError("the cross-dependence test permutes blocks of y: give `blocks` "
                              "(a length, or 'auto').")
-        return super().restricted(strata, blocks)
+        out = super().restricted(strata, blocks)
+        assert isinstance(out, CrossDependenceProblem)  # (dataclasses.replace keeps the class)
+        return out
