@@ -25,8 +25,10 @@ Two studies, at alpha = 0.05, through the package itself:
   cross-dependence test (:func:`kmtests.timeseries.cross_dependence_test`,
   independence only, n <= 200) and, for windows, driftdep's
   ``drift_test(statistic="mmd")`` (block permutations with its automatic length)
-  if driftdep is installed (n <= 200). Writes one CSV per cell under
-  ``benchmarks/results/dependent_auto/``.
+  if driftdep is installed (n <= 200; ``driftdep_peer.py`` runs it from its own
+  environment on the same data sets). Adds its rows to one CSV per cell under
+  ``benchmarks/results/dependent_auto/`` (the rows of nulls not run now are kept:
+  ``--only`` adds or replaces nulls). The series come from ``dependent_streams.py``.
 
 Gaussian kernels with the median heuristic, 199 resamples per test, ``--reps`` data
 sets per cell (default 1000 for ``iid``, 300 for ``ar1``, 200 for ``ar1-long``), seeded
@@ -52,13 +54,14 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
 import argparse  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-import zlib  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from statsmodels.stats.proportion import proportion_confint  # noqa: E402
+
+from dependent_streams import ar1, merge_rows as _merge, process, seed_of  # noqa: E402, F401
 
 from kmtests import SerialDependenceWarning, independence_test, two_sample_test  # noqa: E402
 from kmtests.null import WildBootstrap  # noqa: E402
@@ -70,21 +73,6 @@ warnings.simplefilter("ignore", SerialDependenceWarning)
 HERE = Path(__file__).resolve().parent
 ALPHA = 0.05
 B = 199
-
-
-def seed_of(*key: object) -> int:
-    return 20260000 + zlib.crc32("/".join(map(str, key)).encode()) % 10000
-
-
-def ar1(gen: np.random.Generator, n: int, phi: float) -> np.ndarray:
-    """A stationary AR(1) series of unit variance."""
-    e = gen.normal(size=n)
-    s = np.empty(n)
-    s[0] = e[0]
-    c = np.sqrt(1.0 - phi * phi)
-    for t in range(1, n):
-        s[t] = phi * s[t - 1] + c * e[t]
-    return s
 
 
 def _wild(i: int, **kw: Any) -> WildBootstrap:
@@ -152,37 +140,6 @@ def ar(reps: int, n: int = 200, phi: float = 0.8,
         for name, test in nulls.items():
             counts[name] += test(x, y, i) <= ALPHA
     return _rows(f"ar1 phi={phi}", n, counts, reps)
-
-
-def _ma_filter(gen: np.random.Generator, n: int, psi: np.ndarray) -> np.ndarray:
-    e = gen.normal(size=n + psi.size - 1)
-    return np.convolve(e, psi, mode="valid")
-
-
-def process(name: str, gen: np.random.Generator, n: int) -> np.ndarray:
-    """One series of `name` (see the module docs)."""
-    if name == "iid":
-        return gen.normal(size=n)
-    if name.startswith("ar") and name != "arfima":
-        return ar1(gen, n, float(name[2:]))
-    if name == "ma2":
-        return _ma_filter(gen, n, np.array([0.3, 0.6, 1.0]))
-    if name == "arfima":
-        d, lags = 0.3, 3000
-        psi = np.empty(lags)
-        psi[0] = 1.0
-        for k in range(1, lags):
-            psi[k] = psi[k - 1] * (k - 1 + d) / k
-        return _ma_filter(gen, n, psi[::-1])
-    if name == "garch":
-        burn = 500
-        e = gen.normal(size=n + burn)
-        h, r = 1.0, np.empty(n + burn)
-        for t in range(n + burn):
-            r[t] = np.sqrt(h) * e[t]
-            h = 0.05 + 0.1 * r[t] ** 2 + 0.85 * h
-        return r[burn:]
-    raise ValueError(f"unknown process {name!r}")
 
 
 def _auto_nulls(problem: str, n: int) -> dict[str, Callable[..., float]]:
@@ -262,8 +219,7 @@ def auto(reps: int, proc: str, n: int, problem: str, out_dir: Path, shift: float
                 r["cpu_per_test"] = cpu[r["null"]] / (i + 1)
             out_dir.mkdir(parents=True, exist_ok=True)
             tail = f"_shift{shift:g}" if shift else ""
-            pd.DataFrame(rows).to_csv(out_dir / f"{problem}_{proc}_n{n}{tail}.csv",
-                                      index=False, float_format="%.4g")
+            _merge(out_dir / f"{problem}_{proc}_n{n}{tail}.csv", rows)
     return rows
 
 

@@ -51,38 +51,9 @@ timeseries
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import importlib.util
+from typing import TYPE_CHECKING, Any
 
-from . import datasets as datasets
-from . import estimators as estimators
-from . import kernels as kernels
-from . import null as null
-from .aggregated import aggregated_independence_test as aggregated_independence_test
-from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
-from .compare import compare_estimators as compare_estimators
-from .conditional import ci_test as ci_test
-from .goodness import goodness_of_fit_test as goodness_of_fit_test
-from .conditional import conditional_independence_test as conditional_independence_test
-from .independence import hsic as hsic
-from .independence import independence_test as independence_test
-from .ksample import k_sample_test as k_sample_test
-from .problems.groups import by_group as by_group
-from .joint import dhsic as dhsic
-from .joint import joint_independence_test as joint_independence_test
-from .null import GammaMethod as GammaMethod
-from .null import NormalMethod as NormalMethod
-from .null import PermutationMethod as PermutationMethod
-from .results import ConditionalIndependenceResult as ConditionalIndependenceResult
-from .results import GoodnessOfFitResult as GoodnessOfFitResult
-from .results import IndependenceResult as IndependenceResult
-from .results import KSampleResult as KSampleResult
-from .results import JointIndependenceResult as JointIndependenceResult
-from .results import TwoSampleResult as TwoSampleResult
-from .sequential import DriftMonitor as DriftMonitor
-from .sequential import SequentialIndependenceTest as SequentialIndependenceTest
-from .sequential import SequentialTwoSampleTest as SequentialTwoSampleTest
-from .twosample import mmd as mmd
-from .twosample import two_sample_test as two_sample_test
 from ._warnings import ApproximationWarning as ApproximationWarning
 from ._warnings import DegenerateStatisticWarning as DegenerateStatisticWarning
 from ._warnings import IndefiniteKernelWarning as IndefiniteKernelWarning
@@ -90,19 +61,93 @@ from ._warnings import KmtestsWarning as KmtestsWarning
 from ._warnings import SerialDependenceWarning as SerialDependenceWarning
 from ._warnings import SlowTestWarning as SlowTestWarning
 
+if TYPE_CHECKING:  # the names below load on first use (PEP 562, `_ATTRIBUTES`)
+    from . import datasets as datasets
+    from . import estimators as estimators
+    from . import kernels as kernels
+    from . import null as null
+    from .aggregated import aggregated_independence_test as aggregated_independence_test
+    from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
+    from .compare import compare_estimators as compare_estimators
+    from .conditional import ci_test as ci_test
+    from .goodness import goodness_of_fit_test as goodness_of_fit_test
+    from .conditional import conditional_independence_test as conditional_independence_test
+    from .independence import hsic as hsic
+    from .independence import independence_test as independence_test
+    from .ksample import k_sample_test as k_sample_test
+    from .problems.groups import by_group as by_group
+    from .joint import dhsic as dhsic
+    from .joint import joint_independence_test as joint_independence_test
+    from .null import GammaMethod as GammaMethod
+    from .null import NormalMethod as NormalMethod
+    from .null import PermutationMethod as PermutationMethod
+    from .results import ConditionalIndependenceResult as ConditionalIndependenceResult
+    from .results import GoodnessOfFitResult as GoodnessOfFitResult
+    from .results import IndependenceResult as IndependenceResult
+    from .results import KSampleResult as KSampleResult
+    from .results import JointIndependenceResult as JointIndependenceResult
+    from .results import TwoSampleResult as TwoSampleResult
+    from .sequential import DriftMonitor as DriftMonitor
+    from .sequential import SequentialIndependenceTest as SequentialIndependenceTest
+    from .sequential import SequentialTwoSampleTest as SequentialTwoSampleTest
+    from .twosample import mmd as mmd
+    from .twosample import two_sample_test as two_sample_test
+
 __version__ = "0.2.0.dev0"
 
-_LAZY = ("groundtruth", "learn", "power", "risk", "timeseries")
+#: the public names and the modules they load from on first use: `import kmtests` loads
+#: none of the tests (and neither numba nor SciPy); the first use of a name loads its
+#: module (a test's face loads the plan, the statistics, engines and null methods)
+_ATTRIBUTES: dict[str, str] = {
+    "aggregated_independence_test": "aggregated",
+    "aggregated_two_sample_test": "aggregated",
+    "compare_estimators": "compare",
+    "ci_test": "conditional",
+    "goodness_of_fit_test": "goodness",
+    "conditional_independence_test": "conditional",
+    "hsic": "independence",
+    "independence_test": "independence",
+    "k_sample_test": "ksample",
+    "by_group": "problems.groups",
+    "dhsic": "joint",
+    "joint_independence_test": "joint",
+    "GammaMethod": "null",
+    "NormalMethod": "null",
+    "PermutationMethod": "null",
+    "ConditionalIndependenceResult": "results",
+    "GoodnessOfFitResult": "results",
+    "IndependenceResult": "results",
+    "KSampleResult": "results",
+    "JointIndependenceResult": "results",
+    "TwoSampleResult": "results",
+    "DriftMonitor": "sequential",
+    "SequentialIndependenceTest": "sequential",
+    "SequentialTwoSampleTest": "sequential",
+    "mmd": "twosample",
+    "two_sample_test": "twosample",
+}
+#: the sub-modules that load on first use
+_LAZY = ("datasets", "estimators", "kernels", "null", "groundtruth", "learn", "power", "risk",
+         "timeseries")
 
 
-def __getattr__(name: str) -> Any:  # PEP 562: heavier sub-modules load on first use
+def __getattr__(name: str) -> Any:  # PEP 562
+    module = _ATTRIBUTES.get(name)
+    if module is not None:
+        # looked up each time (a microsecond), not cached here: a name patched in its
+        # module before its first use here would otherwise stay patched
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
     if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        # any sub-module as an attribute (`kmtests.aggregated.AggregatedTwoSampleResult`),
+        # as when `import kmtests` loaded them all
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_ATTRIBUTES) | set(_LAZY))
 
 __all__ = [
     "ApproximationWarning",

@@ -33,6 +33,7 @@ from ._serial import serial_check
 from ._warnings import DegenerateStatisticWarning
 from .results._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
+from .null.combine import resolve_combination
 from .null.permutation import check_finite_statistic
 from .results import KernelTestResult, result_class
 from .statistics import Statistic
@@ -112,6 +113,9 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     n_jobs = method.threads
     rng = method.source_of_randomness
     prepared = statistic.prepare(problem, engine, tuning, rng)
+    prepared.combination = resolve_combination(prepared.combination)  # a name: its object
+    if prepared.slow_advice is None:
+        prepared.slow_advice = statistic.slow_advice(problem, engine, tuning)
     if prepared.on_sample is None and hasattr(problem, "with_sample"):
         prepared.on_sample = lambda data, jobs: statistic.prepare(
             problem.with_sample(data), engine, tuning, rng).observed(jobs)[0]
@@ -153,6 +157,8 @@ def run_each(problem: Any, statistics: list[Statistic], engine: Any, method: Nul
     engine = _resolve(problem, agg, engine, method, tuning)
     n_jobs = method.threads
     prepared = agg.prepare(problem, engine, tuning, method.source_of_randomness)
+    if prepared.slow_advice is None:
+        prepared.slow_advice = agg.slow_advice(problem, engine, tuning)
     parts = prepared.details["parts"]
     if any(p.width != 1 for p in parts):
         raise ValueError("compare the statistics of one column each (one lambda, one "

@@ -30,9 +30,12 @@ same on every run.
 from __future__ import annotations
 
 import abc
+import contextlib
+import contextvars
 import dataclasses
+import sys
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Union
+from typing import Any, Callable, ClassVar, Iterator, Union
 
 import numpy as np
 
@@ -206,6 +209,43 @@ def _sqdist_unit(xs: np.ndarray, ys: np.ndarray | None = None) -> np.ndarray:
     return D
 
 
+#: the unit-scaled squared distances computed inside :func:`shared_distances`, by points
+_SHARED: contextvars.ContextVar[list[tuple[np.ndarray, np.ndarray]] | None] = \
+    contextvars.ContextVar("kmtests_shared_distances", default=None)
+
+
+@contextlib.contextmanager
+def shared_distances() -> Iterator[None]:
+    """Inside the block, the squared distances of one set of points are computed once.
+
+    A bandwidth kernel with one bandwidth sees the points scaled by a power of two only
+    (the bandwidth enters as a factor afterwards), so the kernels of a bandwidth grid
+    (MMDAgg's ten Gaussian kernels) share the same ``N x N`` distances: the first kernel
+    computes them, the others copy them (the same bits; one more ``N x N`` array held
+    during the block). An aggregated test prepares its members inside this block.
+    """
+    token = _SHARED.set([])
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _shared_sqdist_unit(xs: np.ndarray) -> np.ndarray | None:
+    """Inside :func:`shared_distances`, :func:`_sqdist_unit` of `xs` with itself (not to be
+    written to): from the block's store when the same points were seen (compared entry by
+    entry), else computed and stored. None outside the block."""
+    store = _SHARED.get()
+    if store is None:
+        return None
+    for pts, D in store:
+        if pts.shape == xs.shape and np.array_equal(pts, xs):
+            return D
+    D = _sqdist_unit(xs)
+    store.append((xs.copy(), D))
+    return D
+
+
 def sq_distances(x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
     """Squared Euclidean distances between the rows of `x` and `y`.
 
@@ -238,6 +278,48 @@ def _canonical_subsample(z: np.ndarray, max_points: int) -> np.ndarray:
     order = np.lexsort(z.T[::-1])
     idx = np.random.default_rng(_MEDIAN_SEED).choice(z.shape[0], max_points, replace=False)
     return z[order[np.sort(idx)]]
+
+
+#: up to this many columns the pairwise squared distances of the median heuristic are
+#: summed by NumPy (the same bits as SciPy's ``pdist``, without importing SciPy: a third
+#: of a second of a new process's first test); above, by ``pdist`` (faster there)
+_PAIR_SQDIST_NUMPY_COLUMNS = 8
+#: rows of a block of :func:`_pair_sqdist`'s NumPy loop
+_PAIR_SQDIST_ROWS = 128
+
+
+def _pair_sqdist(z: np.ndarray) -> np.ndarray:
+    """``||z_i - z_j||^2`` for ``i < j``, in ``pdist``'s order and with its bits.
+
+    ``scipy.spatial.distance.pdist(z, "sqeuclidean")`` sums ``(z_ik - z_jk)^2`` over the
+    columns ``k`` left to right; so does the NumPy loop here (one column at a time over a
+    block of rows), which is used when SciPy's spatial module is not loaded yet and `z`
+    has at most :data:`_PAIR_SQDIST_NUMPY_COLUMNS` columns. Either gives the same numbers
+    (checked in the tests), so the choice is one of speed only.
+    """
+    n, d = z.shape
+    if d > _PAIR_SQDIST_NUMPY_COLUMNS or "scipy.spatial.distance" in sys.modules:
+        from scipy.spatial.distance import pdist
+
+        return np.asarray(pdist(z, "sqeuclidean"))
+    cols = [np.ascontiguousarray(z[:, k]) for k in range(d)]
+    out = np.empty(n * (n - 1) // 2)
+    pos = 0
+    for a in range(0, n - 1, _PAIR_SQDIST_ROWS):
+        b = min(a + _PAIR_SQDIST_ROWS, n - 1)
+        acc = np.empty((b - a, n - a - 1))
+        tmp = np.empty_like(acc)
+        for k, c in enumerate(cols):
+            np.subtract(c[a:b, None], c[None, a + 1:], out=tmp)
+            np.multiply(tmp, tmp, out=tmp)
+            if k == 0:
+                acc[...] = tmp
+            else:
+                np.add(acc, tmp, out=acc)
+        upper = acc[np.arange(a, b)[:, None] < np.arange(a + 1, n)[None, :]]
+        out[pos:pos + upper.size] = upper
+        pos += upper.size
+    return out
 
 
 def _median_sq(d2: np.ndarray) -> tuple[float, bool]:
@@ -293,14 +375,12 @@ def median_bandwidth(
     >>> print(f"{bw:.1f} ({rule})")
     1.0 (median (non-zero pairs))
     """
-    from scipy.spatial.distance import pdist
-
     z = _canonical_subsample(np.asarray(z, dtype=np.float64), max_points)
     cols = [z[:, [j]] for j in range(z.shape[1])] if per_dimension else [z]
     out, fallback = [], False
     for c in cols:
         cs, _, s = _unit(c)
-        med, fb = _median_sq(pdist(cs, "sqeuclidean"))
+        med, fb = _median_sq(_pair_sqdist(cs))
         fallback |= fb
         out.append(s * np.sqrt(med))
     bw = np.array(out)
@@ -471,6 +551,10 @@ class _BandwidthKernel(Kernel):
         xs, ys, top = self._prescale(np.asarray(x, dtype=np.float64),
                                      None if y is None else np.asarray(y, dtype=np.float64),
                                      name)
+        if ys is None:
+            shared = _shared_sqdist_unit(xs)
+            if shared is not None:  # another kernel's distances: scaled into a new array
+                return np.multiply(shared, top * top)
         D = _sqdist_unit(xs, ys)
         D *= top * top
         return D

@@ -21,6 +21,12 @@ friendly) into a small buffer that stays in L2, and gathered from there
 threshold the copy costs more than it saves). The copy moves values without
 arithmetic, so both paths give identical bits.
 
+Threads: the kernel is serial and releases the GIL; :func:`kmtests.engines.hsic.pair_sums`
+runs blocks of permutations on Python threads
+(:func:`kmtests.engines._threads.map_row_blocks`). numba's ``parallel=True`` compiled
+for 2.5-5 s in a fresh install (its parfor passes) and started its threading layer in
+every new process; the serial kernel compiles in about a second.
+
 Determinism: the kernel is compiled *without* fastmath, so every group member
 (lane) is a plain left-to-right sum in source order: the compiler may not
 reassociate it, whatever it vectorises. A permutation's value therefore depends
@@ -31,7 +37,7 @@ batch it came in.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._numba_cache import enable_caching
 
@@ -43,12 +49,12 @@ _COPY_MIN_N = 1024
 
 # cached on disk (numba's cache=True), but never inside an installed package: see
 # kmtests.engines._numba_cache
-@njit(parallel=True, fastmath=False, nogil=True)
+@njit(fastmath=False, nogil=True)
 def pair_sums(A: np.ndarray, B: np.ndarray, perms: np.ndarray,
               out: np.ndarray) -> None:  # pragma: no cover - compiled
     n_perm, n = perms.shape
     n_groups = (n_perm + _GROUP - 1) // _GROUP
-    for g in prange(n_groups):
+    for g in range(n_groups):
         b0 = g * _GROUP
         P = np.empty((_GROUP, n), dtype=np.uint32)
         for k in range(_GROUP):

@@ -38,7 +38,7 @@ import numpy as np
 from .._gram import CentredGram
 from ..estimators._rules import General, Rule, Uniform
 from ._loop import map_rows_multi
-from ._threads import numba_threads
+from ._threads import kernel_threads, map_row_blocks, numba_threads
 from ._values import Values
 
 #: below this many products (permutations x n^2) a batch of pair sums runs on one thread
@@ -131,14 +131,14 @@ def pair_sums(pg: PairedGrams, perms: np.ndarray) -> tuple[np.ndarray, np.ndarra
     from ._jit_hsic import pair_sums as jit_pair_sums  # numba loads on first use
 
     S = np.empty(perms.shape[0])
-    if perms.shape[0] * pg.n * pg.n < _SERIAL_WORK:
-        # small work: one thread (a parallel launch costs more than the sums, and up to 100x
-        # more when another process holds a core); the bits do not depend on the threads
 
-        with numba_threads(1):
-            jit_pair_sums(pg.Kc, pg.Lc, perms, S)
-    else:
-        jit_pair_sums(pg.Kc, pg.Lc, perms, S)
+    def block(a: int, b: int) -> None:
+        jit_pair_sums(pg.Kc, pg.Lc, perms[a:b], S[a:b])
+
+    # small work: one thread (a parallel launch costs more than the sums, and up to 100x
+    # more when another process holds a core); the bits do not depend on the threads
+    small = perms.shape[0] * pg.n * pg.n < _SERIAL_WORK
+    map_row_blocks(block, perms.shape[0], 1 if small else kernel_threads())
     D = (pg.dL[perms] * pg.dK).sum(axis=1)  # row-wise: the same bits for any batch size
     return S, D
 

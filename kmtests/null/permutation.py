@@ -397,11 +397,11 @@ class PermutationMethod(ResamplingMethod):
             expected = ctx.seconds_per_arrangement * plan.n_resamples / threads
             warn_if_slow(expected, f"{plan.n_resamples} permutations x "
                          f"{ctx.seconds_per_arrangement:.2g} s each on {threads} thread(s)",
-                         "Use fewer permutations (`n_resamples`), tuning='pooled' where the "
-                         "estimator allows it, or a cheaper estimator.")
+                         prepared.slow_advice or SLOW_ADVICE)
         null, scales = collect(plan, problem.scheme, check_rng(self.rng),
                                lambda perms: prepared.values(perms, ctx.n_jobs),
-                               prepared.width, self.progress, expected)
+                               prepared.width, self.progress, expected,
+                               prepared.slow_advice or SLOW_ADVICE)
         if prepared.combination is not None:
             out: NullOutcome = prepared.combination.combine(observed, null, scales, plan.exact,
                                                             prepared)

@@ -18,10 +18,11 @@ from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
 from .conditional import ConditionalIndependenceResult as ConditionalIndependenceResult
 from .goodness import GoodnessOfFitResult as GoodnessOfFitResult
 from .joint import JointIndependenceResult as JointIndependenceResult
+from .lagged import CrossDependenceResult as CrossDependenceResult
 from .ksample import KSampleResult as KSampleResult
 
 __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult",
-           "ConditionalIndependenceResult", "GoodnessOfFitResult", "IndependenceResult", "JointIndependenceResult",
+           "ConditionalIndependenceResult", "CrossDependenceResult", "GoodnessOfFitResult", "IndependenceResult", "JointIndependenceResult",
            "KSampleResult", "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
 
 

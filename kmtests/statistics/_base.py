@@ -27,13 +27,54 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
-from ..engines import Engine, Requirements, Values
+from ..engines import ENGINES, Engine, Requirements, Values
 from ..estimators import KernelMeanEstimator
-from ..estimators._rules import Rule
+from ..estimators._rules import General, Rule, Uniform
 from .forms import FormInfo, KernelForm
 
-__all__ = ["EstimatorStatistic", "FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic",
+__all__ = ["EstimatorStatistic", "features_need", "gram_need", "statistic_name", "tunes_pooled",
+           "FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic",
            "require_equal_sizes"]
+
+
+def statistic_name(base: str, est: KernelMeanEstimator) -> str:
+    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
+    return base if est.name == "kme" else f"{base}[{est.name}]"
+
+
+def tunes_pooled(est: KernelMeanEstimator, tuning: str) -> bool:
+    """Whether a uniform-weight estimator is tuned once on the pooled Gram matrix (which
+    must then be in memory)."""
+    rule = est.rule()
+    return isinstance(rule, Uniform) and tuning == "pooled" and rule.fixed is None
+
+
+def gram_need(est: KernelMeanEstimator, tuning: str, features: bool = False) -> str:
+    """Why an estimator needs the whole Gram matrix in memory ('' when it does not).
+
+    With `features` (a statistic that runs a feature form), an estimator whose rule
+    has one needs the Gram matrix *or* features: see :func:`features_need`.
+    """
+    rule = est.rule()
+    if not isinstance(rule, Uniform):
+        if features and rule.features is not None:
+            return ""
+        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
+                "estimators with uniform weights - kme, skmse, bkmse, ... - run without it)")
+    if tunes_pooled(est, tuning):
+        return ("tuning='pooled' needs (it tunes the estimator once on the pooled Gram "
+                "matrix)")
+    return ""
+
+
+def features_need(est: KernelMeanEstimator) -> str:
+    """Why an estimator with a feature form needs the Gram matrix or features ('' when
+    it needs neither, or has no feature form)."""
+    rule = est.rule()
+    if isinstance(rule, General) and rule.features is not None:
+        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
+                "estimators with uniform weights - kme, skmse, bkmse, ... - run on sums)")
+    return ""
 
 
 def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> None:
@@ -107,6 +148,10 @@ class Prepared:
     #: function of z in a conditional test), or None: the driver then reports p = 1
     #: without a null distribution, with this note and a DegenerateStatisticWarning
     holds: str | None = None
+    #: what makes its permutation loop faster, naming only options of the tests that run
+    #: it (the :class:`~kmtests.SlowTestWarning`'s advice); the driver fills it from
+    #: :meth:`Statistic.slow_advice` when the statistic leaves it None
+    slow_advice: str | None = None
 
     @property
     def width(self) -> int:
@@ -244,6 +289,31 @@ class Statistic(abc.ABC):
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         """Compute what the statistic needs once (see the module docs)."""
 
+    def slow_advice(self, problem: Any, engine: Engine, tuning: str) -> str:
+        """What makes its permutation test faster (the :class:`~kmtests.SlowTestWarning`'s
+        advice), naming only the options that apply to it on `problem`: fewer permutations;
+        a low-rank engine where one runs it (and its face takes ``engine``: the problem's
+        engine scheme); pooled tuning or the KME where it uses an estimator."""
+        parts = ["fewer permutations (`n_resamples=999` resolves a 5% test to about "
+                 "+-0.014)"]
+        low_rank = [name for name, cls in ENGINES.items()
+                    if cls.approximate and engine.holds_gram
+                    and problem.engine_scheme in cls.schemes
+                    and "values" in self.offers(cls())
+                    and cls().supports(self.requirements(problem, tuning)) is None]
+        if low_rank:
+            parts.append(f"engine={' or '.join(repr(n) for n in low_rank)} (`n_features`) "
+                         "for large samples")
+        parts.extend(self.estimator_advice(tuning))
+        return "To make it faster: " + ", ".join(parts) + "."
+
+    def estimator_advice(self, tuning: str) -> list[str]:
+        """The part of :meth:`slow_advice` about the estimator (none unless it uses one)."""
+        if not self.uses_estimator or self.estimator.name == "kme":
+            return []
+        return [("tuning='pooled' where the estimator allows it, " if tuning != "pooled"
+                 else "") + "or estimator='kme'"]
+
 
 
 class EstimatorStatistic(Statistic):
@@ -267,3 +337,34 @@ class EstimatorStatistic(Statistic):
         self.estimator = estimator
         self.unbiased = unbiased
         estimator.rule()  # raises for estimators that cannot run inside a test
+
+    #: the scheme the engines run it as; it runs a feature form on the low-rank engines
+    scheme: ClassVar[str] = "split"
+    feature_form: ClassVar[bool] = False
+
+    def requirements(self, problem: Any, tuning: str) -> Requirements:
+        est = self.estimator
+        kernels = {r: getattr(self, "kernel" if r == "kernel" else f"kernel_{r}")
+                   for r in self.roles}
+        return Requirements(self.scheme, kernels,
+                            gram=gram_need(est, tuning, features=self.feature_form),
+                            marginalized=est.name if est.transforms_kernel else "",
+                            features=features_need(est) if self.feature_form else "",
+                            pooled_tuning=tunes_pooled(est, tuning))
+
+    #: its symbol in U-form and in V-form (``("MMD^2_u", "MMD^2_b")``), its family in the
+    #: report's title, and what it is in words (after its name in the report's first line)
+    symbols: ClassVar[tuple[str, str]] = ("T_u", "T_b")
+    family_name: ClassVar[str] = ""
+    what: ClassVar[str] = ""
+
+    def label(self) -> str:
+        return statistic_name(self.symbols[0 if self.unbiased else 1], self.estimator)
+
+    def family(self) -> str:
+        return self.family_name
+
+    def describe(self, prepared: Prepared) -> str:
+        form = f"{'U' if self.unbiased else 'V'}-statistic"
+        return f"{self.label()}, {self.what} ({form})" if self.what else \
+            f"{self.label()} ({form})"

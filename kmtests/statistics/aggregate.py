@@ -22,6 +22,7 @@ from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
 from ..engines._base import SharedSources
 from ..estimators._rules import General
+from ..kernels import shared_distances
 from ._base import Prepared, Statistic
 
 __all__ = ["over_grid", "Aggregate", "members_varying"]
@@ -110,6 +111,13 @@ class Aggregate(Statistic):
     def refusal_subject(self) -> str:
         return f"the aggregated test ({self.combination.name})"
 
+    def estimator_advice(self, tuning: str) -> list[str]:
+        # the faces of a collection take `estimators` (a list), not `estimator`
+        if not any(m.uses_estimator and m.estimator.name != "kme" for m in self.members):
+            return []
+        return [("tuning='pooled' where the estimators allow it, " if tuning != "pooled"
+                 else "") + "or fewer `estimators`"]
+
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         reqs = [m.requirements(problem, tuning) for m in self.members]
         kernels: dict[str, Any] = {}
@@ -133,14 +141,19 @@ class Aggregate(Statistic):
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:
         parts = [m.memory(problem, engine, tuning, batch) for m in self.members]
-        need = float(sum(p[0] for p in parts))
         if len(parts) == 1:
             return parts[0]
+        # plus the squared distances the members share while they are prepared
+        need = float(sum(p[0] for p in parts)) + 8.0 * problem.n * problem.n
 
         return (need, f"the {len(parts)} members' matrices take {format_bytes(need)}",
                 parts[0][2] + " Or aggregate fewer members.")
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
+        with shared_distances():  # a bandwidth grid computes the distances once
+            return self._prepare(problem, engine, tuning, rng)
+
+    def _prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         shared: Any = SharedSources(engine)  # members of one kernel share its Gram matrix
         preps = [self.members[0].prepare(problem, shared, tuning, rng)]
         # one orientation for the collection: the first member's (a function of its Gram

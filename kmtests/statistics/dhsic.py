@@ -36,7 +36,10 @@ variables among themselves), so the offsets ``g`` enter explicitly.
 
 **Arrangements.** A row of the :class:`~kmtests.problems.schemes.Independent`
 scheme holds a permutation of each variable but the first; the permuted
-statistic gathers ``W^k`` and ``u^k`` at it (``g`` does not change). The
+statistic gathers ``W^k`` and ``u^k`` at it (``g`` does not change), entry by
+entry in the jitted loop of :mod:`kmtests.engines._jit_dhsic` (no ``n x n``
+work array; groups of four arrangements, on `n_jobs` threads, with bits that
+depend on neither). The
 statistic's rounding scale is the ``|S| >= 2`` part of
 ``prod_k (|g_k| + max(|W^k|, |u^k|))``, the same for every arrangement. Rows
 drawn *with replacement* (the bootstrap null, :mod:`kmtests.null.bootstrap`)
@@ -53,15 +56,18 @@ import numpy as np
 from .._gram import CentredGram
 from .._guards import format_bytes
 from ..engines import Engine, Requirements, Values
+from ..engines._threads import map_row_blocks
 from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel, Precomputed
 from ._base import Prepared, Statistic
 from .mmd import describe_kernel
 
-__all__ = ["DHSIC", "JointGram", "JointPrepared", "dhsic_rows"]
+__all__ = ["DHSIC", "JointGram", "JointPrepared", "JointStack", "dhsic_rows"]
 
-#: entries of one (rows x n x n) work array of the arrangement loop
+#: entries of one (rows x n x n) work array of the resampling loop
 _CHUNK_ENTRIES = 1 << 19
+#: below this many gathers (arrangements x n^2 x (d - 1)) the loop runs on one thread
+_SERIAL_WORK = 1 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,8 +171,8 @@ def _chunk_values(grams: Sequence[JointGram], rows: np.ndarray, resampled: bool
     return E2.reshape(c, -1).sum(axis=1) / (n * n) - 2.0 * F2.sum(axis=1) / n
 
 
-def dhsic_rows(grams: Sequence[JointGram], rows: np.ndarray, resampled: bool = False
-               ) -> Values:
+def dhsic_rows(grams: Sequence[JointGram], rows: np.ndarray, resampled: bool = False,
+               n_jobs: int | None = None) -> Values:
     """dHSIC of the arrangements (or resamples) `rows` of variables 2..d.
 
     Parameters
@@ -179,6 +185,9 @@ def dhsic_rows(grams: Sequence[JointGram], rows: np.ndarray, resampled: bool = F
         drawn with replacement when `resampled`.
     resampled : bool
         Re-centre each gathered Gram matrix (rows that are not permutations).
+    n_jobs : int, optional
+        Threads of the arrangement loop (permutations; the resamples are summed by
+        NumPy).
 
     Returns
     -------
@@ -198,11 +207,63 @@ def dhsic_rows(grams: Sequence[JointGram], rows: np.ndarray, resampled: bool = F
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     n = grams[0].n
     B = rows.shape[0]
+    if not resampled:
+        return Values(JointStack.of(grams).values(rows, n_jobs),
+                      np.full(B, _scale(grams, False)))
     out = np.empty(B)
     step = max(1, _CHUNK_ENTRIES // (n * n))
     for start in range(0, B, step):
         out[start:start + step] = _chunk_values(grams, rows[start:start + step], resampled)
     return Values(out, np.full(B, _scale(grams, resampled)))
+
+
+@dataclass(frozen=True, eq=False)
+class JointStack:
+    """The variables' Gram matrices stacked for the jitted arrangement loop.
+
+    :mod:`kmtests.engines._jit_dhsic` reads ``W`` ``(d, n, n)``, ``u`` ``(d, n)``, ``g``
+    ``(d,)`` and the prefix products ``e0`` ``(d,)``, with ``e0[k]`` the product of
+    ``g[0]`` to ``g[k - 1]`` (``e0[0] = 1``)."""
+
+    W: np.ndarray
+    u: np.ndarray
+    g: np.ndarray
+    e0: np.ndarray
+
+    @classmethod
+    def of(cls, grams: Sequence[JointGram]) -> "JointStack":
+        """From the variables' Gram matrices (their ``W`` copied into one array)."""
+        W = np.empty((len(grams), grams[0].n, grams[0].n))
+        for k, G in enumerate(grams):
+            W[k] = G.W
+        return cls.stacked(W, grams)
+
+    @classmethod
+    def stacked(cls, W: np.ndarray, grams: Sequence[JointGram]) -> "JointStack":
+        """From `W` already holding the variables' ``W`` (``grams[k].W`` may be ``W[k]``)."""
+        g = np.array([G.g for G in grams])
+        e0 = np.empty_like(g)
+        e0[0] = 1.0
+        acc: Any = grams[0].g
+        for k in range(1, len(grams)):
+            e0[k] = acc  # the same products, in the same order, as _chunk_values's e0
+            acc = acc * grams[k].g
+        return cls(W, np.stack([G.u for G in grams]), g, e0)
+
+    def values(self, rows: np.ndarray, n_jobs: int | None = None) -> np.ndarray:
+        """dHSIC of every arrangement (row of `rows`), on `n_jobs` threads; the bits do
+        not depend on the threads or on how the rows are batched."""
+        from ..engines._jit_dhsic import joint_sums  # numba loads on first use
+
+        n = self.u.shape[1]
+        out = np.empty(rows.shape[0])
+        small = rows.shape[0] * n * n * (self.u.shape[0] - 1) < _SERIAL_WORK
+
+        def block(a: int, b: int) -> None:
+            joint_sums(self.W, self.u, self.g, self.e0, rows[a:b], out[a:b])
+
+        map_row_blocks(block, rows.shape[0], 1 if small else n_jobs)
+        return out
 
 
 @dataclass(eq=False)
@@ -285,6 +346,11 @@ class DHSIC(Statistic):
                                  "goes with (and only with) a variable given as its Gram "
                                  "matrix.")
 
+    def slow_advice(self, problem: Any, engine: Engine, tuning: str) -> str:
+        return ("To make it faster: fewer permutations (`n_resamples=999` resolves a 5% test "
+                "to about +-0.014), or method='gamma' (approximate; Pfister et al.'s moment "
+                "fit, no resampling).")
+
     def offers(self, engine: Engine) -> frozenset[str]:
         return frozenset({"values", "resampled", "joint_grams"} if engine.holds_gram
                          else set())
@@ -310,20 +376,28 @@ class DHSIC(Statistic):
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         kernels = self.fitted(problem)
-        grams = tuple(
-            JointGram.from_centred(k.centred_gram(v.values, name=role))
-            for role, v, k in zip(self._roles(), problem.variables, kernels))
         n, d = problem.n, problem.d
+        W = np.empty((d, n, n))  # every variable's W, one array for the jitted loop
+        parts = []
+        for k, (role, v, kern) in enumerate(zip(self._roles(), problem.variables, kernels)):
+            G = JointGram.from_centred(kern.centred_gram(v.values, name=role))
+            W[k] = G.W
+            parts.append(JointGram(W[k], G.u, G.g, G.diag_mean))
+            del G
+        grams = tuple(parts)
+        stack = JointStack.stacked(W, grams)
+        scale = _scale(grams, False)
         ident = np.tile(np.arange(n, dtype=np.int64), d - 1)[None, :]
 
         def values(rows: np.ndarray, n_jobs: int | None) -> Values:
-            return dhsic_rows(grams, rows)
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+            return Values(stack.values(rows, n_jobs), np.full(rows.shape[0], scale))
 
         def resampled(rows: np.ndarray, n_jobs: int | None) -> Values:
             return dhsic_rows(grams, rows, resampled=True)
 
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
-            return dhsic_rows(grams, ident), {}
+            return values(ident, n_jobs), {}
 
         phrase = "; ".join(f"{k.phrase()} on {r}" for r, k in zip(self._roles(), kernels))
         return JointPrepared(
