@@ -35,12 +35,13 @@ from .interpretable import NFSIC as NFSIC
 from .kci import KCI as KCI
 from .ksample import KSampleMMD as KSampleMMD
 from .ksd import KSD as KSD
+from .ksdagg import KSDAgg as KSDAgg
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "DHSIC", "FormInfo", "KCI", "KSD", "KSampleMMD", "KernelForm", "KernelHSIC",
+__all__ = ["Aggregate", "DHSIC", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
            "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",
            "statistic_name", "statistic_names"]

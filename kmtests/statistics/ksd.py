@@ -122,17 +122,29 @@ class SteinForm(KernelForm):
         return None
 
     @cached_property
-    def _diagonal(self) -> np.ndarray:
-        return np.diagonal(self.Kc).copy()
+    def _off_diagonal(self) -> np.ndarray:
+        """``H`` with a zero diagonal (itself when it has one): the U-statistic's quadratic
+        forms without the diagonal, which at a small bandwidth is many orders of magnitude
+        larger than the statistic (subtracting it afterwards cancels every digit)."""
+        if not np.any(np.diagonal(self.Kc)):
+            return self.Kc
+        H = self.Kc.copy()
+        np.fill_diagonal(H, 0.0)
+        return H
 
     def _wild_block(self, rng: np.random.Generator, b: int, process: str, length: float,
                     n_jobs: int | None) -> np.ndarray:
         n = self.Kc.shape[0]
-        W = multipliers(rng, b, n, process, length, centred=False)
-        q = quadratic_forms(self.Kc, W, n_jobs)
+        return self.wild_given(multipliers(rng, b, n, process, length, centred=False), n_jobs)
+
+    def wild_given(self, W: np.ndarray, n_jobs: int | None) -> np.ndarray:
+        """The statistic on each row of the multipliers ``W`` (``b x n``):
+        ``sum_{i != j} W_i W_j h_p(x_i, x_j) / (n (n - 1))`` (U), or with the diagonal
+        over ``n^2`` (V)."""
+        n = self.Kc.shape[0]
         if not self.unbiased:
-            return q / (n * n)
-        return (q - (W * W) @ self._diagonal) / (n * (n - 1))
+            return quadratic_forms(self.Kc, W, n_jobs) / (n * n)
+        return quadratic_forms(self._off_diagonal, W, n_jobs) / (n * (n - 1))
 
 
 class KSD(Statistic):
@@ -199,7 +211,10 @@ class KSD(Statistic):
         H = stein_gram(self.kernel, problem.x, problem.scores)
         n = problem.n
         if self.unbiased:
-            t = (float(H.sum()) - float(np.trace(H))) / (n * (n - 1))
+            # the diagonal dropped before summing: h_p(x, x) grows like d / h^2 and, at a
+            # small bandwidth, sum(H) - trace(H) cancels every digit of the statistic
+            np.fill_diagonal(H, 0.0)
+            t = float(H.sum()) / (n * (n - 1))
         else:
             t = float(H.sum()) / (n * n)
         scale = float(np.max(np.abs(H))) if H.size else 0.0
