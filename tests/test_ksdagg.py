@@ -247,3 +247,25 @@ def test_u_statistic_at_a_small_bandwidth_is_the_literal_sum():
     assert res.statistic == pytest.approx(_literal_u(x, s, h), rel=1e-9)
     assert res.statistic == pytest.approx(case["ksd"][0], rel=1e-10)
     assert res.statistic != 0.0
+
+
+def test_command_line_runs_ksdagg(tmp_path, capsys):
+    from kmtests.cli import main
+
+    path = tmp_path / "x.csv"
+    x = np.random.default_rng(0).standard_t(3, size=(150, 1))
+    np.savetxt(path, x, header="a", comments="", delimiter=",")
+    assert main(["gof", str(path), "--model", "norm", "--statistic", "ksdagg",
+                 "--levels=-2,2", "--seed", "1", "--n-resamples", "199"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    want = goodness_of_fit_test(x, model=stats.norm(), statistic="ksdagg", levels=(-2, 2),
+                                n_resamples=199, rng=1)
+    assert f"p-value = {want.pvalue:.4g}" in out and "KSDAgg" in out
+    assert main(["gof", str(path), "--model", "norm", "--statistic", "ksdagg", "--grid",
+                 "0.5,1,2", "--weights", "centred", "--n-resamples", "99"]) == 0
+    capsys.readouterr()
+    assert main(["gof", str(path), "--model", "norm", "--statistic", "ksdagg", "--levels",
+                 "2,1"]) == 2
+    assert "LMIN must not exceed LMAX" in capsys.readouterr().err
+    assert main(["gof", str(path), "--model", "norm", "--levels", "0,2"]) == 2
+    assert "--levels configures --statistic ksdagg" in capsys.readouterr().err
