@@ -62,9 +62,12 @@ def goodness_of_fit_test(
         ``multivariate_normal(mean, cov)``): its score (analytic for the normal
         laws, else the derivative of ``logpdf``) and its sampler (``rvs``, for
         ``method="monte_carlo"``).
-    kernel : {"imq", "gaussian"} or Kernel
+    kernel : {"imq", "gaussian", "matern32", "matern52"} or Kernel
         The kernel of the Stein discrepancy: the inverse multiquadric
-        ``(1 + ||x - y||^2 / h^2)^(-1/2)`` (default, as KSDAgg) or the Gaussian.
+        ``(1 + ||x - y||^2 / h^2)^(-1/2)`` (default, as KSDAgg), the Gaussian, or
+        the Matérn kernels of smoothness 3/2 and 5/2 (``r = ||x - y||``:
+        ``(1 + sqrt(3) r / h) exp(-sqrt(3) r / h)`` and
+        ``(1 + sqrt(5) r / h + 5 r^2 / (3 h^2)) exp(-sqrt(5) r / h)``).
     bandwidth : "median" or float
         Its bandwidth ``h``: the median heuristic on the sample (default) or a value.
     statistic : {"unbiased", "biased", "ksdagg"}, optional

@@ -158,7 +158,7 @@ def test_some_member_rejects_exactly_when_the_test_does():
     (dict(grid=[1.0], levels=(0, 1)), "give KSDAgg's collection once"),
     (dict(weights="heavy"), "`weights` must be one of"),
     (dict(weights=[1.0, 2.0]), "one per bandwidth"),
-    (dict(kernel="laplacian"), "kernel='gaussian' and 'imq'"),
+    (dict(kernel="laplacian"), "'matern32' and 'matern52'"),
 ])
 def test_bad_collection_is_one_clear_error(kw, match):
     x = np.random.default_rng(9).normal(size=30)

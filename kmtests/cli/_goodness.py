@@ -72,7 +72,8 @@ def add_goodness(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--scale", type=float, default=None, help="its scale")
     p.add_argument("--score", type=_score, default=None, metavar="MODULE:FUNCTION",
                    help="a function of the points (an n x d array) returning d log p / dx")
-    p.add_argument("--kernel", default=None, choices=["imq", "gaussian"],
+    p.add_argument("--kernel", default=None,
+                   choices=["imq", "gaussian", "matern32", "matern52"],
                    help="kernel of the Stein discrepancy (default imq)")
     p.add_argument("--bandwidth", type=float, default=None,
                    help="its bandwidth (default: the median heuristic)")
