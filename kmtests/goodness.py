@@ -31,11 +31,13 @@ def goodness_of_fit_test(
     model: Any = None,
     kernel: Any = "imq",
     bandwidth: Any = "median",
-    statistic: Literal["unbiased", "biased", "ksdagg"] | None = None,
+    statistic: Literal["unbiased", "biased", "ksdagg", "fssd"] | None = None,
     levels: tuple[int, int] | None = None,
     grid: Any = None,
     weights: Any = None,
-    method: Literal["wild", "monte_carlo"] | NullMethod | None = None,
+    n_locations: int | None = None,
+    split_size: int | None = None,
+    method: Literal["wild", "monte_carlo", "chi2"] | NullMethod | None = None,
     n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
     n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
@@ -85,12 +87,19 @@ def goodness_of_fit_test(
         KSDAgg's collection given as bandwidths (instead of `levels`).
     weights : {"uniform", "centred", "increasing", "decreasing"} or sequence, optional
         KSDAgg's weights of the members (default uniform, as the paper).
-    method : {"wild", "monte_carlo"} or a method object, optional
-        The null distribution: the wild bootstrap (default; i.i.d. Rademacher
+    n_locations : int, optional
+        FSSD (``statistic="fssd"``, Jitkrittum et al., 2017; linear time): the number
+        of test locations (default 5), learned with the kernel's bandwidth on a
+        training split (:mod:`kmtests.statistics.fssd`).
+    split_size : int, optional
+        FSSD's training points (default: half the sample, drawn by `rng`).
+    method : {"wild", "monte_carlo", "chi2"} or a method object, optional
+        The null distribution: the wild bootstrap (default but for FSSD; i.i.d. Rademacher
         multipliers; ``WildBootstrap(process="ar", length=...)`` for MCMC output,
         whose draws are dependent) or fresh samples of `model`
         (:class:`~kmtests.null.MonteCarloMethod`: exact level for any number of
-        draws). Both draw `n_resamples` times.
+        draws), or for FSSD its asymptotic weighted chi-square (its default,
+        approximate). Each draws `n_resamples` times.
     {{resampling}}
     data_name : str, optional
         Name of the data for the report.
@@ -109,6 +118,8 @@ def goodness_of_fit_test(
     .. [3] Gorham, Mackey (2017). Measuring sample quality with kernels. ICML.
     .. [4] Schrab, Guedj, Gretton (2022). KSD aggregated goodness-of-fit test.
        NeurIPS.
+    .. [5] Jitkrittum, Xu, Szabó, Fukumizu, Gretton (2017). A linear-time kernel
+       goodness-of-fit test. NeurIPS.
 
     Examples
     --------

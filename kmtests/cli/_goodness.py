@@ -87,9 +87,13 @@ def add_goodness(sub: Any) -> argparse.ArgumentParser:
                    help="KSDAgg's bandwidths themselves (instead of --levels)")
     p.add_argument("--weights", type=opt.weights, default=None,
                    help="KSDAgg's weights of the members (default uniform)")
-    p.add_argument("--method", default=None, choices=["wild", "monte_carlo"],
-                   help="null distribution: wild bootstrap (default) or fresh samples of "
-                   "--model (exact)")
+    p.add_argument("--n-locations", dest="n_locations", type=opt.positive_int, default=None,
+                   help="FSSD's number of test locations (default 5)")
+    p.add_argument("--split-size", dest="split_size", type=opt.positive_int, default=None,
+                   help="FSSD's training points (default half the sample)")
+    p.add_argument("--method", default=None, choices=["wild", "monte_carlo", "chi2"],
+                   help="null distribution: wild bootstrap (default), fresh samples of "
+                   "--model (exact), or FSSD's weighted chi-square (its default)")
     opt.add_resampling(p, 9999)
     opt.add_io(p)
     return p
@@ -107,7 +111,8 @@ def run_goodness(args: argparse.Namespace) -> Any:
     x = columns(table, cols)
     args._n_memory = x.shape[0]
     kw: dict[str, Any] = {"model": _model(args)} if args.model else {"score": args.score}
-    for key in ("kernel", "bandwidth", "statistic", "levels", "grid", "weights", "method"):
+    for key in ("kernel", "bandwidth", "statistic", "levels", "grid", "weights", "n_locations",
+                "split_size", "method"):
         if getattr(args, key) is not None:
             kw[key] = getattr(args, key)
     if args.seed is not None:

@@ -29,6 +29,7 @@ from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
 from .dhsic import DHSIC as DHSIC
+from .fssd import FSSD as FSSD
 from .hsic import KernelHSIC as KernelHSIC
 from .interpretable import MESCF as MESCF
 from .interpretable import NFSIC as NFSIC
@@ -41,7 +42,7 @@ from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "DHSIC", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
+__all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
            "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",
            "statistic_name", "statistic_names"]
