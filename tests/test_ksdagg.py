@@ -159,11 +159,20 @@ def test_some_member_rejects_exactly_when_the_test_does():
     (dict(weights="heavy"), "`weights` must be one of"),
     (dict(weights=[1.0, 2.0]), "one per bandwidth"),
     (dict(kernel="laplacian"), "'matern32' and 'matern52'"),
+    (dict(method="chi2"), "method='chi2' is FSSD's asymptotic null"),
 ])
 def test_bad_collection_is_one_clear_error(kw, match):
     x = np.random.default_rng(9).normal(size=30)
     with pytest.raises(ValueError, match=match):
         goodness_of_fit_test(x, score=lambda t: -t, statistic="ksdagg", n_resamples=9, **kw)
+
+
+def test_ksdagg_has_no_single_witness():
+    x = np.random.default_rng(9).normal(size=30)
+    res = goodness_of_fit_test(x, score=lambda t: -t, statistic="ksdagg", levels=(0, 1),
+                               n_resamples=9, rng=0)
+    with pytest.raises(ValueError, match="each with its own Stein witness"):
+        res.witness([0.0])
 
 
 def test_collection_keywords_belong_to_ksdagg():

@@ -145,6 +145,12 @@ class SteinForm(KernelForm):
                 "method='wild' (default) or 'monte_carlo' (fresh samples of the model).")
 
     @classmethod
+    def chi2_refusal(cls, info: FormInfo, default_method: str) -> str | None:
+        return ("method='chi2' is FSSD's asymptotic null (statistic='fssd'); the kernel "
+                "Stein discrepancy takes method='wild' (default) or 'monte_carlo' (fresh "
+                "samples of the model).")
+
+    @classmethod
     def wild_refusal(cls, info: FormInfo, process: str, statistic: Any) -> str | None:
         return None
 
