@@ -122,12 +122,13 @@ def test_members_are_the_single_ksd_tests_on_the_same_draws(method):
     assert one.members[0]["pvalue"] == single.pvalue
 
 
-def test_pvalue_is_reproducible_across_batch_and_the_ar_multipliers_run():
+def test_pvalue_is_reproducible_across_batch_and_n_jobs_and_the_ar_multipliers_run():
     x = np.random.default_rng(5).normal(0.2, 1.0, size=(70, 2))
     kw = dict(score=lambda t: -t, statistic="ksdagg", levels=(-2, 2))
     a = goodness_of_fit_test(x, method=WildBootstrap(n_resamples=300, rng=7), **kw)
     b = goodness_of_fit_test(x, method=WildBootstrap(n_resamples=300, rng=7, batch=128), **kw)
-    assert a.pvalue == b.pvalue and a.statistic == b.statistic
+    c = goodness_of_fit_test(x, method=WildBootstrap(n_resamples=300, rng=7, n_jobs=1), **kw)
+    assert a.pvalue == b.pvalue == c.pvalue and a.statistic == b.statistic == c.statistic
     ar = goodness_of_fit_test(x, method=WildBootstrap(n_resamples=99, rng=7, process="ar",
                                                       length=3.0), **kw)
     assert ar.details["process"] == "ar" and 0 < ar.pvalue <= 1
