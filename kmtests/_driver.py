@@ -30,6 +30,7 @@ from ._guards import check_memory
 from ._serial import serial_check
 from .results._hints import hints
 from .null import NullMethod, NullOutcome, RunContext
+from .null.combine import resolve_combination
 from .null.permutation import check_finite_statistic
 from .results import KernelTestResult, result_class
 from .statistics import Statistic
@@ -109,6 +110,7 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     n_jobs = method.threads
     rng = method.source_of_randomness
     prepared = statistic.prepare(problem, engine, tuning, rng)
+    prepared.combination = resolve_combination(prepared.combination)  # a name: its object
     if prepared.on_sample is None and hasattr(problem, "with_sample"):
         prepared.on_sample = lambda data, jobs: statistic.prepare(
             problem.with_sample(data), engine, tuning, rng).observed(jobs)[0]

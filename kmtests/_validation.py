@@ -326,3 +326,17 @@ def refuse_non_real(data: Any, name: str) -> Any:
         for v in arr.reshape(-1):
             _refuse_element(v, name)
     return arr
+
+
+def check_variances(value: Any, d: int, name: str) -> np.ndarray:
+    """A scalar (isotropic) or a d-vector of non-negative finite variances."""
+    try:
+        v = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be a non-negative number or {d} of them.") from exc
+    if v.size == 1:
+        v = np.full(d, float(v[0]))
+    if v.shape != (d,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise ValueError(f"`{name}` must be a non-negative finite number or {d} of them "
+                         f"(one per column); got {shown(value)}.")
+    return v

@@ -39,16 +39,18 @@ p = 0.005; strongest at lag 2; blocks of 34
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from ._rng import generator
-from ._serial import AutoLength, auto_length, politis_white
+from . import _plan
+from ._docs import shared_docs
+from ._serial import politis_white
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice, check_paired, check_positive_int
-from .problems.schemes import Blocks
+from ._validation import as_sample, check_positive_int
+from .problems.lagged import CrossDependenceProblem
+from .results.lagged import CrossDependenceResult
+from .twosample import two_sample_test
 
 __all__ = ["CrossDependenceResult", "cross_dependence_test", "drift_test",
            "optimal_block_length"]
@@ -115,8 +117,6 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
     >>> print(f"p = {res.pvalue:.3f}")
     p = 0.005
     """
-    from .twosample import two_sample_test
-
     n = len(series)
     cut = n // 2 if split is None else check_positive_int(split, "split")
     if not 2 <= cut <= n - 2:
@@ -131,46 +131,17 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
     return two_sample_test(first, second, blocks=blocks, **kwargs)
 
 
-@dataclass(frozen=True)
-class CrossDependenceResult:
-    """The result of :func:`cross_dependence_test`."""
-
-    #: the combined statistic (``combine="sum"``), or the smallest per-lag p-value
-    statistic: float
-    pvalue: float
-    #: ``HSIC_b`` of ``x_t`` and ``y_{t - j}`` at the lags ``j = 0, ..., max_lag``
-    statistics: np.ndarray
-    #: the per-lag permutation p-values (the same arrangements for every lag)
-    pvalues: np.ndarray
-    #: the lag with the smallest per-lag p-value (the largest statistic among ties)
-    lag: int
-    combine: str
-    block_length: int
-    #: how the block length was chosen
-    rule: str
-    n_resamples: int
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        what = ("sum over lags of (n - j)/n HSIC_b" if self.combine == "sum"
-                else "smallest per-lag p-value (MinP)")
-        lags = ", ".join(f"{j}: {p:.3g}" for j, p in enumerate(self.pvalues))
-        return (f"Kernel cross-dependence test (HSIC at lags 0-{self.statistics.size - 1}, "
-                f"{what})\nblock permutations of y against x ({self.n_resamples} random; "
-                f"blocks of {self.block_length}, {self.rule})\n"
-                f"statistic = {self.statistic:.4g}, p-value = {self.pvalue:.4g}; "
-                f"strongest at lag {self.lag}\nper-lag p-values: {lags}")
-
-
-def _centred(K: np.ndarray) -> np.ndarray:
-    return K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
-
-
+@_plan.face(CrossDependenceProblem)
+@shared_docs
 def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
                           combine: Literal["sum", "max"] = "sum", kernel_x: Any = "gaussian",
                           kernel_y: Any = "gaussian", bandwidth_x: Any = "median",
                           bandwidth_y: Any = "median", blocks: Any = "auto",
-                          n_resamples: int = 999, rng: SeedLike = None
+                          n_resamples: int = 999, rng: SeedLike = None,
+                          batch: int | None = None, n_jobs: int | None = None,
+                          progress: bool | None = None, data_name: str | None = None,
+                          alternative: Literal["greater"] = "greater",
+                          nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0
                           ) -> CrossDependenceResult:
     r"""Are two series independent? HSIC at lags ``0..max_lag``, one p-value.
 
@@ -199,13 +170,19 @@ def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
         The block length, or ``"auto"`` (default; the Politis-White rule of
         ``blocks="auto"``, the largest over both series).
     n_resamples : int, optional
-        Number of block permutations (default 999).
-    rng : None, int or numpy.random.Generator, optional
-        The source of the permutations.
+        Number of block permutations (default 999; all orders of the blocks when they
+        are not more, and the p-value is then exact for the blocks).
+    rng, batch, n_jobs, progress, data_name
+        As for :func:`kmtests.independence_test`: a fixed `rng` gives the same p-value
+        whatever `batch` and `n_jobs` are.
+    {{conventions}}
 
     Returns
     -------
     CrossDependenceResult
+        An aggregated result whose members are the lags (``members_frame()``), with
+        ``statistics``, ``pvalues`` (per lag), ``lag`` (the smallest per-lag p-value),
+        ``block_length`` and ``rule``.
 
     Notes
     -----
@@ -222,68 +199,4 @@ def cross_dependence_test(x: ArrayLike, y: ArrayLike, *, max_lag: int = 5,
     >>> print(f"{res.pvalue:.2f}, block length {res.block_length}")
     0.85, block length 6
     """
-    from .kernels import resolve_kernel
-
-    xa, ya = as_sample(x, "x"), as_sample(y, "y")
-    check_paired(xa, ya)
-    n = xa.shape[0]
-    M = 0 if (isinstance(max_lag, (int, np.integer)) and not isinstance(max_lag, bool)
-              and max_lag == 0) else check_positive_int(max_lag, "max_lag")
-    how = check_choice(combine, "combine", ("sum", "max"))
-    B = check_positive_int(n_resamples, "n_resamples")
-    if n - M < 8:
-        raise ValueError(f"`max_lag` must leave at least 8 pairs; got {M} with n = {n}.")
-    if isinstance(blocks, str):
-        check_choice(blocks, "blocks", ("auto",))
-        if n < 16:
-            raise ValueError("blocks='auto' needs at least 16 observations; give a block "
-                             "length.")
-        auto: AutoLength | None = auto_length([xa, ya])
-        length, rule = auto.block, auto.block_rule  # type: ignore[union-attr]
-    else:
-        auto = None
-        length, rule = check_positive_int(blocks, "blocks"), "given"
-        if length >= n:
-            raise ValueError(f"`blocks` must be shorter than the series ({n}); got {length}.")
-    K = resolve_kernel(kernel_x, bandwidth_x).fitted_to(xa, name="x").gram(xa)
-    L = resolve_kernel(kernel_y, bandwidth_y).fitted_to(ya, name="y").gram(ya)
-    Kc = [_centred(K[j:, j:]) for j in range(M + 1)]
-    weights = np.array([(n - j) / n for j in range(M + 1)])
-
-    def lags(Lp: np.ndarray) -> np.ndarray:
-        return np.array([np.sum(Kc[j] * Lp[:n - j, :n - j]) / (n - j) ** 2
-                         for j in range(M + 1)])
-
-    observed = lags(L)
-    scheme = Blocks(n, length)
-    gen = generator(rng)
-    null = np.empty((B, M + 1))
-    step = 64
-    for start in range(0, B, step):
-        rows = scheme.random(gen, min(step, B - start))
-        for i, p in enumerate(rows):
-            null[start + i] = lags(L[np.ix_(p, p)])
-    table = np.vstack([observed, null])                      # (B + 1, M + 1)
-    scale = np.maximum(np.abs(table).max(axis=0), 1e-300)
-    tol = 1e-12 * scale
-    # per-lag p-values of every row among all B + 1 rows (the observed included)
-    ranks = np.empty_like(table)
-    for j in range(M + 1):
-        col = table[:, j]
-        srt = np.sort(col)
-        ranks[:, j] = (B + 1 - np.searchsorted(srt, col - tol[j], side="left")) / (B + 1)
-    per_lag = ranks[0]
-    if how == "sum":
-        total = table @ weights
-        stat = float(total[0])
-        pvalue = float(np.sum(total[1:] >= total[0] - 1e-12 * abs(total[0])) + 1) / (B + 1)
-    else:
-        minp = ranks.min(axis=1)
-        stat = float(minp[0])
-        pvalue = float(np.sum(minp[1:] <= minp[0]) + 1) / (B + 1)
-    order = np.lexsort((-observed, per_lag))
-    return CrossDependenceResult(stat, pvalue, observed, per_lag, int(order[0]), how,
-                                 int(length), rule, B,
-                                 {"weights": weights, "n": n,
-                                  "multiplier_length": None if auto is None
-                                  else auto.multiplier})
+    return _plan.run((x, y), locals())

@@ -360,7 +360,7 @@ def test_kernel_validation():
         P.kernel_mean(np.zeros((1, 2)), Linear())
     with pytest.raises(ValueError, match="`smoothing` .* Gaussian kernels only"):
         P.kernel_mean(t, Linear(), smoothing=0.1)
-    with pytest.raises(ValueError, match="`smoothing` must be None or 3"):
+    with pytest.raises(ValueError, match="`smoothing` must be a non-negative finite number or 3"):
         P.kernel_mean(t, Gaussian(bandwidth=1.0), smoothing=[0.1, -0.2, 0.3])
 
 

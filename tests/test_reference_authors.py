@@ -48,7 +48,7 @@ def _perms(idx: np.ndarray, m: int, original_row: int) -> np.ndarray:
 
 
 def _member_stats(z: np.ndarray, bandwidth: float, perms: np.ndarray, m: int) -> np.ndarray:
-    pg = PooledGram(Gaussian(bandwidth=bandwidth).centred_gram(z))
+    pg = PooledGram.of(Gaussian(bandwidth=bandwidth).centred_gram(z))
     return mmd_values(pg, perms, m, Uniform(fixed=1.0), True).stat
 
 

@@ -36,14 +36,16 @@ from kmtests.statistics import STATISTICS, KernelMMD, Statistic, statistic_class
 FACES: dict[str, Callable[..., Any]] = {
     "two_sample": kmtests.two_sample_test, "independence": kmtests.independence_test,
     "k_sample": kmtests.k_sample_test, "conditional": kmtests.conditional_independence_test,
-    "joint": kmtests.joint_independence_test, "one_sample": kmtests.goodness_of_fit_test}
+    "joint": kmtests.joint_independence_test, "one_sample": kmtests.goodness_of_fit_test,
+    "cross_dependence": kmtests.timeseries.cross_dependence_test}
 
 #: a value other than the default for each option a statistic may declare, with the
 #: options whose effect is not on the statistic's value (what they change instead)
 OTHER_VALUE: dict[str, Any] = {
     "filter": "cutoff", "lam": 0.3, "covariance": "split", "split_size": 12,
     "block_size": 4, "n_locations": 2, "criterion": "loo", "bandwidth_z": 2.0,
-    "augment": False, "levels": (-2, 1), "grid": [0.5, 1.5], "weights": "centred"}
+    "augment": False, "max_lag": 2, "combine": "max", "levels": (-2, 1), "grid": [0.5, 1.5],
+    "weights": "centred"}
 NO_EFFECT_ON_VALUE = {"cache": "a cache of z's decompositions: the same numbers, faster"}
 
 #: the statistic names with a fixed value of an option (``split_size`` of SplitKCI is the
@@ -60,14 +62,15 @@ OTHER_KERNEL = {"two_sample": {"kernel": "laplacian"},
                 "k_sample": {"kernel": "laplacian"},
                 "conditional": {"kernel_x": "laplacian"},
                 "joint": {"kernels": "laplacian"},
-                "one_sample": {"kernel": "gaussian"}}
+                "one_sample": {"kernel": "gaussian"},
+                "cross_dependence": {"kernel_x": "laplacian"}}
 
 
 def _data(kind: str) -> tuple[Any, ...]:
     gen = np.random.default_rng(7)
     if kind == "two_sample":
         return gen.normal(size=(40, 2)), gen.normal(0.6, size=(40, 2))
-    if kind == "independence":
+    if kind in ("independence", "cross_dependence"):
         x = gen.normal(size=(40, 2))
         return x, x[:, :1] ** 2 + gen.normal(size=(40, 1))
     if kind == "k_sample":

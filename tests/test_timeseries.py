@@ -322,3 +322,53 @@ def test_wild_bootstrap_on_a_declared_series_is_within_twice_the_level():
         rej += kmtests.independence_test(x, y, blocks="auto", method="wild", n_resamples=99,
                                          rng=i).pvalue <= ALPHA
     assert lo <= rej <= 2 * ALPHA * reps, f"{rej}/{reps}"
+
+
+def test_cross_dependence_enumerates_every_order_of_the_blocks_when_they_are_few():
+    """4 blocks of 5: the 24 orders are enumerated and the p-value is the exact rank of the
+    weighted sum among them (brute force over itertools.permutations)."""
+    import itertools
+
+    gen = np.random.default_rng(11)
+    n, M, bw = 20, 2, 1.0
+    x, y = gen.normal(size=n), gen.normal(size=n)
+    res = cross_dependence_test(x, y, max_lag=M, blocks=5, bandwidth_x=bw, bandwidth_y=bw,
+                                n_resamples=999)
+    assert res.exact and res.block_length == 5 and res.rule == "given"
+    K, L = _gauss(x, bw), _gauss(y, bw)
+
+    def total(p):
+        out = 0.0
+        for j in range(M + 1):
+            m = n - j
+            k = K[j:, j:]
+            lp = L[np.ix_(p, p)][:m, :m]
+            h = np.eye(m) - 1.0 / m
+            out += (n - j) / n * np.trace(k @ h @ lp @ h) / m**2
+        return out
+
+    blocks = [np.arange(5 * b, 5 * b + 5) for b in range(4)]
+    sums = np.array([total(np.concatenate([blocks[i] for i in order]))
+                     for order in itertools.permutations(range(4))])
+    assert res.statistic == pytest.approx(sums[0], rel=1e-12)
+    assert res.pvalue == pytest.approx(np.mean(sums >= sums[0] - 1e-12))
+    # combine="max": the smallest per-lag p-value among the same 24 orders
+    mx = cross_dependence_test(x, y, max_lag=M, blocks=5, bandwidth_x=bw, bandwidth_y=bw,
+                               combine="max", n_resamples=999)
+    assert mx.exact and np.array_equal(mx.statistics, res.statistics)
+    assert np.allclose(mx.pvalues, res.pvalues)
+
+
+def test_cross_dependence_is_a_plan_with_its_refusals():
+    gen = np.random.default_rng(12)
+    x, y = gen.normal(size=60), gen.normal(size=60)
+    base = dict(max_lag=1, blocks=6, n_resamples=49, rng=0)
+    assert cross_dependence_test(x, y, **base).pvalue == \
+        cross_dependence_test(x, y, batch=7, **base).pvalue
+    assert cross_dependence_test(x, y, max_lag=0, blocks=6, n_resamples=49, rng=0).statistics.size == 1
+    with pytest.raises(ValueError, match="combine"):
+        cross_dependence_test(x, y, combine="mean", **base)
+    with pytest.raises(ValueError, match="blocks"):
+        cross_dependence_test(x, y, max_lag=1, blocks=None)
+    frame = cross_dependence_test(x, y, **base).members_frame()
+    assert list(frame["lag"]) == [0, 1]

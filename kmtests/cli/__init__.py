@@ -455,6 +455,16 @@ def _write_power_outputs(args: argparse.Namespace, res: Any) -> None:
 
 
 # -- the parser ------------------------------------------------------------------------------
+def _finish(p: argparse.ArgumentParser, resamples: int | None = 9999, **flags: str) -> None:
+    """What every test command ends with: the resampling options (their default count
+    `resamples`; None: a command without resampling) and the output options, and the
+    table of its flags for the messages of the Python functions."""
+    if resamples is not None:
+        opt.add_resampling(p, resamples)
+        opt.add_io(p)
+    p.set_defaults(_flags=_flags(p, **flags))
+
+
 def _flags(p: argparse.ArgumentParser, **extra: str) -> dict[str, str]:
     """Python name -> command-line option, for the messages of the Python functions."""
     out = {"rng": "--seed", **extra}
@@ -514,9 +524,7 @@ def _add_test_commands(sub: Any) -> None:
         opt.add_kernels(p, kind)
         opt.add_test(p, kind)
         opt.add_dependence(p, kind)
-        opt.add_resampling(p, 9999)
-        opt.add_io(p)
-        p.set_defaults(_flags=_flags(p))
+        _finish(p)
     pk = sub.add_parser("k-sample", help="k-sample test (MMD) of several CSV files, or of the "
                         "groups of one file", description="Kernel k-sample test: do the rows "
                         "of several CSV files with a header line (columns matched by name), or "
@@ -527,9 +535,7 @@ def _add_test_commands(sub: Any) -> None:
     _grouping(pk, "k")
     opt.add_kernels(pk, "two_sample")
     opt.add_k_sample(pk)
-    opt.add_resampling(pk, 9999)
-    opt.add_io(pk)
-    pk.set_defaults(_flags=_flags(pk))
+    _finish(pk)
 
 
 def _add_aggregated(sub: Any) -> None:
@@ -547,9 +553,7 @@ def _add_aggregated(sub: Any) -> None:
         (_two_sample_data if kind == "two_sample" else _independence_data)(p)
         opt.add_kernels(p, kind, plural=True)
         opt.add_aggregated(p, kind)
-        opt.add_resampling(p, 1999)
-        opt.add_io(p)
-        p.set_defaults(_flags=_flags(p))
+        _finish(p, 1999)
 
 
 def _add_power(sub: Any) -> None:
@@ -610,16 +614,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run both tests on the bundled Eckerle4 data")
     _add_test_commands(sub)
-    pj = add_joint(sub)
-    pj.set_defaults(_flags=_flags(pj, kernels="--kernel"))
-    pc = add_conditional(sub)
-    pc.set_defaults(_flags=_flags(pc, split="--split-size"))
-    pg = add_goodness(sub)
-    pg.set_defaults(_flags=_flags(pg))
+    _finish(add_joint(sub), kernels="--kernel")
+    _finish(add_conditional(sub), split="--split-size")
+    _finish(add_goodness(sub))
     _add_aggregated(sub)
     _add_power(sub)
-    pm = add_monitor(sub)
-    pm.set_defaults(_flags=_flags(pm))
+    _finish(add_monitor(sub), None)
     return parser
 
 

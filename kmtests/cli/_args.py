@@ -331,28 +331,26 @@ def length_arg(text: str) -> float | str:
     return v
 
 
+#: the help of --strata and --blocks by problem (what is permuted)
+_RESTRICTIONS = {
+    "two_sample": ("permute only within strata: COLUMN labels each row's stratum (e.g. a pair "
+                   "of a paired design), in each file; exact",
+                   "the rows are in time order (two windows of one series): permute blocks "
+                   "of SIZE consecutive rows (SIZE must divide both sample sizes)"),
+    "independence": ("permute y against x only within the strata labelled by COLUMN "
+                     "(independence within strata); exact",
+                     "the rows are in time order: permute blocks of SIZE consecutive rows of "
+                     "y against x")}
+
+
 def add_dependence(p: argparse.ArgumentParser, kind: str) -> None:
     """--strata and --blocks: permutations restricted to strata or to blocks; --process
     and --length: the multipliers of --method wild (time series)."""
-    if kind == "two_sample":
-        p.add_argument("--strata", default=None, metavar="COLUMN",
-                       help="permute only within strata: COLUMN labels each row's stratum "
-                       "(e.g. a pair of a paired design), in each file; exact")
-        p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
-                       help="the rows are in time order (two windows of one series): "
-                       "permute blocks of SIZE consecutive rows (SIZE must divide both "
-                       "sample sizes), or 'auto' (a length from the data, the Politis-White "
-                       "rule); with --method wild, AR(1) multipliers of that length; "
-                       "approximate")
-    else:
-        p.add_argument("--strata", default=None, metavar="COLUMN",
-                       help="permute y against x only within the strata labelled by COLUMN "
-                       "(independence within strata); exact")
-        p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
-                       help="the rows are in time order: permute blocks of SIZE consecutive "
-                       "rows of y against x, or 'auto' (a length from the data, the "
-                       "Politis-White rule); with --method wild, AR(1) multipliers of that "
-                       "length; approximate")
+    strata, blocks = _RESTRICTIONS["two_sample" if kind == "two_sample" else "independence"]
+    p.add_argument("--strata", default=None, metavar="COLUMN", help=strata)
+    p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
+                   help=blocks + ", or 'auto' (a length from the data, the Politis-White "
+                   "rule); with --method wild, AR(1) multipliers of that length; approximate")
     p.add_argument("--process", default=None, choices=["auto", "rademacher", "gaussian", "ar"],
                    help="multipliers of --method wild: auto (default: ar with --blocks, "
                    "else rademacher), rademacher, gaussian (i.i.d. data) or ar (an AR(1) "

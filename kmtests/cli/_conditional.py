@@ -75,9 +75,7 @@ def add_conditional(sub: Any) -> argparse.ArgumentParser:
                    help="exact (default; Gram matrices) or rff/nystrom (features: large n)")
     p.add_argument("--n-features", type=opt.positive_int, default=None,
                    help="features of z of --engine rff or nystrom (default 200)")
-    opt.add_resampling(p, 9999)
-    opt.add_io(p)
-    return p
+    return p  # (the resampling and output options: kmtests.cli._finish)
 
 
 def run_conditional(args: argparse.Namespace) -> Any:

@@ -94,9 +94,7 @@ def add_goodness(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--method", default=None, choices=["wild", "monte_carlo", "chi2"],
                    help="null distribution: wild bootstrap (default), fresh samples of "
                    "--model (exact), or FSSD's weighted chi-square (its default)")
-    opt.add_resampling(p, 9999)
-    opt.add_io(p)
-    return p
+    return p  # (the resampling and output options: kmtests.cli._finish)
 
 
 def run_goodness(args: argparse.Namespace) -> Any:

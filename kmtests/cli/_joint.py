@@ -45,9 +45,7 @@ def add_joint(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--method", default=None, choices=["permutation", "bootstrap", "gamma"],
                    help="null distribution: permutation (default; exact level), bootstrap or "
                    "gamma (approximate)")
-    opt.add_resampling(p, 9999)
-    opt.add_io(p)
-    return p
+    return p  # (the resampling and output options: kmtests.cli._finish)
 
 
 def run_joint(args: argparse.Namespace) -> Any:

@@ -100,6 +100,9 @@ class Requirements:
     features : str
         Why the statistic needs the Gram matrix in memory *or* the features of a
         low-rank engine (per-point weights with a feature form); empty: sums suffice.
+    pooled_tuning : bool
+        Its estimator is tuned once on the pooled Gram matrix (``tuning="pooled"``):
+        the engines that tune on every permutation (streamed, low-rank) refuse it.
     """
 
     scheme: str
@@ -109,6 +112,7 @@ class Requirements:
     pair_values: bool = False
     own_features: str = ""
     features: str = ""
+    pooled_tuning: bool = False
 
     @property
     def precomputed(self) -> list[str]:

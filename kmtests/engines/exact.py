@@ -33,7 +33,7 @@ class Exact(Engine):
                scale: float = 1.0) -> PooledGram:
         cg = kernel.centred_gram(z, name="x" if kernel.name == "precomputed"
                                  else "the pooled sample")
-        return PooledGram(cg.scaled(scale) if scale != 1.0 else cg)
+        return PooledGram.of(cg.scaled(scale) if scale != 1.0 else cg)
 
     def paired(self, kx: Any, x: np.ndarray, ky: Any, y: np.ndarray, *, rng: Any = None,
                scales: tuple[float, float] = (1.0, 1.0), orientation: bool | None = None

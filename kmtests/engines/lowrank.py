@@ -527,7 +527,7 @@ class _LowRank(Engine):
                             f"features of a positive definite kernel; the {k.name} kernel's "
                             "features leave out a rank-two offset that the weights would "
                             "miss: use engine='exact'.")
-        if req.gram.startswith("tuning='pooled'"):
+        if req.pooled_tuning:
             return (f"engine={self.name!r} tunes the estimator on every permutation "
                     "(tuning='permutation'); tuning='pooled' needs the Gram matrix in "
                     "memory (engine='exact').")

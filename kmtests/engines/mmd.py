@@ -61,50 +61,35 @@ _BLOCK = 256
 
 
 @dataclass(frozen=True, eq=False)
-class PooledGram:
-    """The pooled Gram matrix in centred form and its permutation-invariant summaries."""
+class PooledGram(CentredGram):
+    """The pooled Gram matrix in centred form and its permutation-invariant summaries (what
+    the uniform-rule statistics need, shared with the streamed engine: ``n``, ``r``, ``g``,
+    ``kc_max``, ``r_max`` of :class:`~kmtests._gram.CentredGram`, and the sums below)."""
 
-    cg: CentredGram
+    @classmethod
+    def of(cls, cg: CentredGram) -> "PooledGram":
+        """The centred Gram matrix `cg` (not copied) as a source of the statistics."""
+        return cls(cg.Kc, cg.r, cg.g, cg.diag, cg._cache)
 
     @classmethod
     def from_gram(cls, K: np.ndarray) -> "PooledGram":
         """From an (uncentred, symmetric) Gram matrix; `K` is copied."""
-        return cls(CentredGram.from_gram(K))
+        return cls.of(CentredGram.from_gram(K))
 
     @property
-    def Kc(self) -> np.ndarray:
-        return self.cg.Kc
-
-    @property
-    def n(self) -> int:
-        return self.cg.n
-
-    # -- what the uniform-rule statistics need (shared with the streamed engine) ---------
-    @property
-    def r(self) -> np.ndarray:
-        return self.cg.r
-
-    @property
-    def g(self) -> float:
-        return self.cg.g
-
-    @property
-    def kc_max(self) -> float:
-        return self.cg.kc_max
-
-    @property
-    def r_max(self) -> float:
-        return self.cg.r_max
+    def cg(self) -> CentredGram:
+        """Itself, as the centred Gram matrix."""
+        return self
 
     @property
     def diag_c(self) -> np.ndarray:
         """The diagonal of ``Kc``."""
-        return np.diagonal(self.cg.Kc)
+        return np.diagonal(self.Kc)
 
     def within_sums(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None
                     ) -> np.ndarray:
         """``a'Kc a`` for every split (see :func:`within_sums`)."""
-        return within_sums(self.cg.Kc, perms, n_x, n_jobs)
+        return within_sums(self.Kc, perms, n_x, n_jobs)
 
 
 @dataclass(frozen=True)

@@ -207,7 +207,7 @@ class Streamed(Engine):
     pair_values: ClassVar[bool] = True
 
     def supports(self, req: Requirements) -> str | None:
-        if req.scheme == "split" and req.gram.startswith("tuning='pooled'"):
+        if req.scheme == "split" and req.pooled_tuning:
             return ("engine='streamed' tunes the estimator on every permutation "
                     "(tuning='permutation'); tuning='pooled' needs the pooled Gram matrix in "
                     "memory (engine='exact').")

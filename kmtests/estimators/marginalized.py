@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._typing import ArrayLike
-from .._validation import as_sample, check_positive_int, shown
+from .._validation import as_sample, check_positive_int, check_variances, shown
 from ..kernels import ARDGaussian, Gaussian, Kernel, resolve_kernel, sq_distances
 from ._base import Embedding, KernelMeanEstimator, gaussian_bandwidths2, smoothed_gaussian_gram
 from ._rules import Uniform
@@ -39,20 +39,6 @@ __all__ = ["MKME", "MMKME", "MarginalizedEstimator", "inflated_kernel", "lineari
 
 
 # -- marginalized kernels ---------------------------------------------------
-def _as_variances(value: Any, d: int, name: str) -> np.ndarray:
-    """A scalar (isotropic) or a d-vector of non-negative finite variances."""
-    try:
-        v = np.atleast_1d(np.asarray(value, dtype=np.float64))
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be a non-negative number or {d} of them.") from exc
-    if v.size == 1:
-        v = np.full(d, float(v[0]))
-    if v.shape != (d,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-        raise ValueError(f"`{name}` must be a non-negative finite number or {d} of them "
-                         f"(one per column); got {shown(value)}.")
-    return v
-
-
 def _check_gaussian(kernel: Kernel, who: str) -> None:
     if not isinstance(kernel, (Gaussian, ARDGaussian)):
         raise ValueError(f"`kernel` must be 'gaussian' or 'ard' for {who} (the marginalized "
@@ -92,7 +78,7 @@ def marginalized_gram(x: ArrayLike, y: ArrayLike | None = None, *, kernel: Kerne
     xa = as_sample(x, "x", min_size=1)
     d = xa.shape[1]
     _check_gaussian(kernel, "marginalized_gram")
-    sx = _as_variances(smoothing_x, d, "smoothing_x")
+    sx = check_variances(smoothing_x, d, "smoothing_x")
     if y is None:
         if smoothing_y is not None:
             raise ValueError("`smoothing_y` needs `y`; with y=None the smoothing of `x` is used "
@@ -102,7 +88,7 @@ def marginalized_gram(x: ArrayLike, y: ArrayLike | None = None, *, kernel: Kerne
     if ya.shape[1] != d:
         raise ValueError(f"`x` and `y` must have the same number of columns; got {d} and "
                          f"{ya.shape[1]}.")
-    sy = np.zeros(d) if smoothing_y is None else _as_variances(smoothing_y, d, "smoothing_y")
+    sy = np.zeros(d) if smoothing_y is None else check_variances(smoothing_y, d, "smoothing_y")
     return smoothed_gaussian_gram(kernel, xa, ya, sx + sy)
 
 
@@ -127,7 +113,7 @@ def inflated_kernel(kernel: Kernel, variance: Any, d: int) -> tuple[float, Kerne
     """
     _check_gaussian(kernel, "inflated_kernel")
     theta2 = gaussian_bandwidths2(kernel, d)
-    v = _as_variances(variance, d, "variance")
+    v = check_variances(variance, d, "variance")
     c = float(np.exp(-0.5 * np.sum(np.log1p(v / theta2))))
     bw = np.sqrt(theta2 + v)
     if np.all(bw == bw[0]) and isinstance(kernel, Gaussian):
@@ -265,7 +251,7 @@ def marginalized_loocv(x: ArrayLike, smoothing: Any, *, kernel: Any = "gaussian"
     kern = resolve_kernel(kernel, bandwidth).fitted_to(xa, name="x")
     _check_gaussian(kern, "marginalized_loocv")
     theta2 = gaussian_bandwidths2(kern, xa.shape[1])
-    return _Loocv.from_data(xa, theta2).score(_as_variances(smoothing, xa.shape[1], "smoothing"))
+    return _Loocv.from_data(xa, theta2).score(check_variances(smoothing, xa.shape[1], "smoothing"))
 
 
 # -- estimators -------------------------------------------------------------
@@ -570,7 +556,7 @@ def linearized_weights(x: ArrayLike, smoothing: Any, *, kernel: Any = "gaussian"
         raise ValueError(f"`jitter` must be a non-negative finite number; got {shown(jitter)}.")
     n, d = xa.shape
     theta2 = gaussian_bandwidths2(kern, d)
-    e = _as_variances(smoothing, d, "smoothing")
+    e = check_variances(smoothing, d, "smoothing")
     K = kern.gram(xa)
     K2 = K * sq_distances(xa * (np.sqrt(e) / theta2))
     from scipy.linalg import cho_factor, cho_solve

@@ -197,17 +197,8 @@ class KernelMeanMatchingDensity(CloneMixin, DensityMixin, BaseEstimator):
         check_real(self.tol, "tol", low=0.0)
 
     def fit(self, X: ArrayLike, y: Any = None) -> "KernelMeanMatchingDensity":
-        """Fit the mixture to the kernel mean of `X`.
-
-        Parameters
-        ----------
-        X : array_like, shape (n_samples, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
+        """Fit the mixture to the kernel mean of `X`, shape (n_samples, n_features) (`y`
+        ignored); returns self."""
         self._check_params()
         X = validate_X(self, X, reset=True, min_samples=2)
         m = self.n_components

@@ -102,17 +102,8 @@ class ShrinkageKernelPCA(CloneMixin, TransformerMixin, BaseEstimator):
         self.bandwidth = bandwidth
 
     def fit(self, X: ArrayLike, y: Any = None) -> "ShrinkageKernelPCA":
-        """Fit the components on `X`.
-
-        Parameters
-        ----------
-        X : array_like, shape (n_samples, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
+        """Fit the components on `X`, shape (n_samples, n_features) (`y` ignored); returns
+        self."""
         k = check_int(self.n_components, "n_components")
         check_option(self.shrink, "shrink", ("covariance", "mean"))
         X = validate_X(self, X, reset=True, min_samples=2)

@@ -44,6 +44,25 @@ class _DistributionKernelMixin:
         check_is_fitted(self)
         return self.distribution_kernel_.gram(X)
 
+    #: the attribute holding the fitted scikit-learn SVM on the distribution kernel
+    _svm: str = ""
+
+    def _ask(self, method: str, X: Any) -> np.ndarray:
+        """The fitted SVM's `method` on the distribution kernel between `X` and the
+        training distributions."""
+        G = self._gram(X)
+        return np.asarray(getattr(getattr(self, self._svm), method)(G))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The SVM's decision values ``f(P)`` for the distributions `X` (one-class: the
+        signed distance to the boundary, negative for a group anomaly)."""
+        return self._ask("decision_function", X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted labels of the distributions `X` (one-class: +1 for normal
+        distributions, -1 for group anomalies)."""
+        return self._ask("predict", X)
+
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.two_d_array = False
@@ -159,15 +178,7 @@ class SupportMeasureMachine(CloneMixin, _DistributionKernelMixin, ClassifierMixi
         self.classes_ = self.svc_.classes_
         return self
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """SVM decision values ``f(P)`` for the distributions `X`."""
-        G = self._gram(X)
-        return self.svc_.decision_function(G)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Predicted labels of the distributions `X`."""
-        G = self._gram(X)
-        return self.svc_.predict(G)
+    _svm = "svc_"
 
 
 class OneClassSupportMeasureMachine(CloneMixin, _DistributionKernelMixin, OutlierMixin,
@@ -226,17 +237,8 @@ class OneClassSupportMeasureMachine(CloneMixin, _DistributionKernelMixin, Outlie
         self.ocsvm_ = OneClassSVM(kernel="precomputed", nu=nu).fit(G)
         return self
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Signed distance to the boundary (negative: group anomaly)."""
-        G = self._gram(X)
-        return self.ocsvm_.decision_function(G)
+    _svm = "ocsvm_"
 
     def score_samples(self, X: Any) -> np.ndarray:
         """Unshifted scores (higher: more normal); ROC curves use these."""
-        G = self._gram(X)
-        return self.ocsvm_.score_samples(G)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """+1 for normal distributions, -1 for group anomalies."""
-        G = self._gram(X)
-        return self.ocsvm_.predict(G)
+        return self._ask("score_samples", X)

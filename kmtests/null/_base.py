@@ -128,8 +128,15 @@ class NullMethod(abc.ABC):
         the method asks the form (:mod:`kmtests.statistics.forms`)."""
         return None
 
+    #: what it needs, in words, for its refusal ("" : the generic refusal)
+    requires: ClassVar[str] = ""
+
     def refusal(self, statistic: Any, engine: Any) -> str:
         """Why the method does not apply (the statistic does not offer what it needs)."""
+        if self.requires:
+            return (f"method={self.name!r} needs {self.requires}; "
+                    f"{statistic.refusal_subject()} on engine={engine.name!r} has none: use "
+                    f"method={statistic.default_method!r}.")
         return (f"method={self.name!r} does not apply to {statistic.label()} on "
                 f"engine={engine.name!r}; use method={statistic.default_method!r}.")
 

@@ -59,14 +59,12 @@ class WeightedChiSquare(ResamplingMethod):
     draws: ClassVar[str] = "law"
     needs: ClassVar[str] = "kernel_form"
     own_statistic: ClassVar[Mapping[str, str]] = {"independence": "biased"}
+    requires: ClassVar[str] = ("the Gram matrices in memory (engine='exact') and an HSIC-type "
+                               "V-statistic")
 
     def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
         return info.form.chi2_refusal(info, statistic.default_method)
 
-    def refusal(self, statistic: Any, engine: Any) -> str:
-        return ("method='chi2' needs the Gram matrices in memory (engine='exact') and an "
-                f"HSIC-type V-statistic; {statistic.refusal_subject()} on "
-                f"engine={engine.name!r} has none: use method={statistic.default_method!r}.")
 
     def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
         from ..engines._loop import linalg_threads

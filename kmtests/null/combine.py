@@ -52,8 +52,8 @@ from .permutation import (
     warn_if_constant,
 )
 
-__all__ = ["Fuse", "MinP", "Separate", "fuse_statistic", "member_rejections",
-           "minp_combination", "weights"]
+__all__ = ["COMBINATIONS", "Fuse", "MinP", "Separate", "Sum", "fuse_statistic",
+           "member_rejections", "minp_combination", "resolve_combination", "weights"]
 
 _WEIGHTS = ("uniform", "increasing", "decreasing", "centred")
 
@@ -252,6 +252,9 @@ def _check_members(T: np.ndarray, what: str) -> None:
 class _Combination:
     """What the combinations share: the arrangements' statistics, checked finite."""
 
+    #: it needs the members' permutation-invariant normalisers (``Prepared.norms``)
+    needs_norms: ClassVar[bool] = False
+
     def _table(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                prepared: Any) -> tuple[np.ndarray, np.ndarray]:
         T, S = _arrangements(observed, null, scales, exact)
@@ -286,7 +289,6 @@ class MinP(_Combination):
     alpha: float = 0.05
     label: ClassVar[str] = "min_j p_j/w_j"
     name: ClassVar[str] = "mmdagg"
-    needs_norms: ClassVar[bool] = False
 
     def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
                 prepared: Any) -> NullOutcome:
@@ -380,3 +382,42 @@ class Separate:
             p, count = pvalue_upper(float(t0[j]), null[:, j], exact, tol)
             rows.append({"pvalue": p, "count": count, "null": null[:, j]})
         return NullOutcome(float("nan"), exact=exact, members=tuple(rows))
+
+
+@dataclass(frozen=True)
+class Sum(_Combination):
+    """The weighted sum of the columns (the lags of a cross-dependence test: hyppo's
+    ``DcorrX`` statistic with HSIC), calibrated by its own permutation p-value; the weights
+    are the prepared statistic's ``details["weights"]`` (uniform when it gives none)."""
+
+    alpha: float = 0.05
+    label: ClassVar[str] = "sum_j w_j T_j"
+    name: ClassVar[str] = "sum"
+
+    def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
+                prepared: Any) -> NullOutcome:
+        T, S = self._table(observed, null, scales, exact, prepared)
+        w = np.asarray(prepared.details.get("weights", np.ones(T.shape[1])), dtype=np.float64)
+        total, scale = T @ w, S @ w
+        tol = TIE_RTOL * (scale + scale[0])            # every row's against the data's
+        warn_if_constant(float(total[0]), total[1:], tol[1:], prepared.what)
+        count = int(np.count_nonzero(total[1:] >= total[0] - tol[1:]))
+        # (1 + #{S_b >= S}) / (1 + B), and with enumeration #{S_a >= S} / N: the data are
+        # one of the N enumerated arrangements (row 0)
+        p = (count + 1) / total.size
+        count += int(exact)
+        member_p = _rank_pvalues(T, TIE_RTOL * (S + S[0:1, :]))[0]
+        rows = _rows(prepared, T, member_p, w)
+        return NullOutcome(p, total[0 if exact else 1:], exact, count=count,
+                           statistic=float(total[0]), members=rows)
+
+
+#: the combinations by name: a statistic names its combination (``Prepared.combination``)
+#: when it cannot hold the object (the statistics sit below the null methods)
+COMBINATIONS: dict[str, type] = {"mmdagg": MinP, "fuse": Fuse, "sum": Sum,
+                                 "separate": Separate}
+
+
+def resolve_combination(combination: Any) -> Any:
+    """The combination object of a prepared statistic (a name: its default instance)."""
+    return COMBINATIONS[combination]() if isinstance(combination, str) else combination

@@ -119,6 +119,7 @@ class WildBootstrap(ResamplingMethod):
     name: ClassVar[str] = "wild"
     draws: ClassVar[str] = "multipliers"
     needs: ClassVar[str] = "kernel_form"
+    requires: ClassVar[str] = "the kernel matrices in memory (engine='exact') and a kernel statistic"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -163,10 +164,6 @@ class WildBootstrap(ResamplingMethod):
     def form_refusal(self, info: Any, statistic: Any, problem: Any) -> str | None:
         return info.form.wild_refusal(info, self.resolved_process(problem), statistic)
 
-    def refusal(self, statistic: Any, engine: Any) -> str:
-        return ("method='wild' needs the kernel matrices in memory (engine='exact') and a "
-                f"kernel statistic; {statistic.refusal_subject()} on engine={engine.name!r} "
-                f"has none: use method={statistic.default_method!r}.")
 
     def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
         kf = prepared.kernel_form()

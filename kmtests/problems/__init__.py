@@ -16,6 +16,7 @@ from .data import data_label as data_label
 from .data import independence_problem as independence_problem
 from .data import two_sample_problem as two_sample_problem
 from .data import KSampleProblem as KSampleProblem
+from .lagged import CrossDependenceProblem as CrossDependenceProblem
 from .schemes import Blocks as Blocks
 from .schemes import Independent as Independent
 from .schemes import KWay as KWay
@@ -24,6 +25,6 @@ from .schemes import Scheme as Scheme
 from .schemes import Split as Split
 from .schemes import Within as Within
 
-__all__ = ["Blocks", "IndependenceProblem", "Independent", "KSampleProblem", "KWay", "Pairing",
+__all__ = ["Blocks", "CrossDependenceProblem", "IndependenceProblem", "Independent", "KSampleProblem", "KWay", "Pairing",
            "Scheme", "Split", "TwoSampleProblem", "Variable", "Within", "data_label",
            "independence_problem", "two_sample_problem"]

@@ -16,6 +16,8 @@ and paired pandas variables are paired by their index labels (``y`` is put in
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
@@ -524,9 +526,7 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                                  f"{problem.n_y}) so that the blocks redistributed between "
                                  f"the samples keep their sizes; got {b}.")
             scheme = Blocks(problem.n, b, n_x=problem.n_x)
-        return TwoSampleProblem(problem.z, problem.K, problem.n_x, problem.n_y,
-                                problem.data_name, scheme, problem.notes, problem.columns,
-                                problem.labels)
+        return dataclasses.replace(problem, _scheme=scheme)
     if strata is not None:
         scheme = Within(_labels(strata, problem.n, "pair"))
     elif _is_auto(blocks):
@@ -538,8 +538,7 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             raise ValueError(f"`blocks` must be shorter than the series ({problem.n}); got "
                              f"{b}.")
         scheme = Blocks(problem.n, b)
-    return IndependenceProblem(problem.x, problem.y, problem.data_name, scheme, problem.notes,
-                               problem.columns, problem.labels)
+    return dataclasses.replace(problem, _scheme=scheme)
 
 
 def refuse_omitted(problem: Any, what: str) -> None:

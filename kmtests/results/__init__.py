@@ -19,10 +19,11 @@ from .conditional import ConditionalIndependenceResult as ConditionalIndependenc
 from .goodness import AggregatedGoodnessOfFitResult as AggregatedGoodnessOfFitResult
 from .goodness import GoodnessOfFitResult as GoodnessOfFitResult
 from .joint import JointIndependenceResult as JointIndependenceResult
+from .lagged import CrossDependenceResult as CrossDependenceResult
 from .ksample import KSampleResult as KSampleResult
 
 __all__ = ["AggregatedGoodnessOfFitResult", "AggregatedIndependenceResult", "AggregatedTwoSampleResult",
-           "ConditionalIndependenceResult", "GoodnessOfFitResult", "IndependenceResult", "JointIndependenceResult",
+           "ConditionalIndependenceResult", "CrossDependenceResult", "GoodnessOfFitResult", "IndependenceResult", "JointIndependenceResult",
            "KSampleResult", "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
 
 

@@ -14,6 +14,10 @@ __all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult"]
 
 
 _NUMBERS = ("statistic", "pvalue", "weight", "threshold", "rejects", "normalizer")
+#: each combination's statistic, in words
+_WHAT = {"mmdagg": "the weighted minimum of the members' p-values",
+         "fuse": "the soft maximum of the normalised members",
+         "sum": "the weighted sum of the members"}
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -112,8 +116,7 @@ def _settings_lines(res: Any) -> list[tuple[Any, ...]]:
     combination, what all members share, the ranges of what varies, the sizes and the
     null."""
     varying, constant = res._varying()
-    what = "the weighted minimum of the members' p-values" if res.combination == "mmdagg" \
-        else "the soft maximum of the normalised members"
+    what = _WHAT[res.combination]
     general: list[tuple[str, Any]] = [("combination", res.combination),
                                       ("members", len(res.members))]
     for role, kern in res.kernels.items():
@@ -158,6 +161,9 @@ def _summary_with_members(res: Any, alpha: float, relevance: bool = False) -> An
                          f"the level-corrected u = {res.threshold:.4g} (or when it attains "
                          "the minimum and the tie-break rejects); the test rejects exactly "
                          "when a member does.")
+    elif res.combination == "sum":
+        notes = ["The statistic is the weighted sum sum_j w_j T_j of the members, computed "
+                 "on the same permutations; the members' p-values are their own ranks."]
     else:
         notes = ["The statistic is the soft maximum log sum_j w_j exp(nu T_j / N_j) of the "
                  "normalised members (MMD-FUSE), nu = sqrt(n (n - 1)); every member is "

@@ -29,11 +29,52 @@ import numpy as np
 
 from ..engines import Engine, Requirements, Values
 from ..estimators import KernelMeanEstimator
-from ..estimators._rules import Rule
+from ..estimators._rules import General, Rule, Uniform
 from .forms import FormInfo, KernelForm
 
-__all__ = ["EstimatorStatistic", "FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic",
+__all__ = ["EstimatorStatistic", "features_need", "gram_need", "statistic_name", "tunes_pooled",
+           "FormInfo", "KernelForm", "Prepared", "STATISTICS", "Statistic",
            "require_equal_sizes"]
+
+
+def statistic_name(base: str, est: KernelMeanEstimator) -> str:
+    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
+    return base if est.name == "kme" else f"{base}[{est.name}]"
+
+
+def tunes_pooled(est: KernelMeanEstimator, tuning: str) -> bool:
+    """Whether a uniform-weight estimator is tuned once on the pooled Gram matrix (which
+    must then be in memory)."""
+    rule = est.rule()
+    return isinstance(rule, Uniform) and tuning == "pooled" and rule.fixed is None
+
+
+def gram_need(est: KernelMeanEstimator, tuning: str, features: bool = False) -> str:
+    """Why an estimator needs the whole Gram matrix in memory ('' when it does not).
+
+    With `features` (a statistic that runs a feature form), an estimator whose rule
+    has one needs the Gram matrix *or* features: see :func:`features_need`.
+    """
+    rule = est.rule()
+    if not isinstance(rule, Uniform):
+        if features and rule.features is not None:
+            return ""
+        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
+                "estimators with uniform weights - kme, skmse, bkmse, ... - run without it)")
+    if tunes_pooled(est, tuning):
+        return ("tuning='pooled' needs (it tunes the estimator once on the pooled Gram "
+                "matrix)")
+    return ""
+
+
+def features_need(est: KernelMeanEstimator) -> str:
+    """Why an estimator with a feature form needs the Gram matrix or features ('' when
+    it needs neither, or has no feature form)."""
+    rule = est.rule()
+    if isinstance(rule, General) and rule.features is not None:
+        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
+                "estimators with uniform weights - kme, skmse, bkmse, ... - run on sums)")
+    return ""
 
 
 def require_equal_sizes(problem: Any, who: str, instead: str, why: str = "") -> None:
@@ -263,3 +304,34 @@ class EstimatorStatistic(Statistic):
         self.estimator = estimator
         self.unbiased = unbiased
         estimator.rule()  # raises for estimators that cannot run inside a test
+
+    #: the scheme the engines run it as; it runs a feature form on the low-rank engines
+    scheme: ClassVar[str] = "split"
+    feature_form: ClassVar[bool] = False
+
+    def requirements(self, problem: Any, tuning: str) -> Requirements:
+        est = self.estimator
+        kernels = {r: getattr(self, "kernel" if r == "kernel" else f"kernel_{r}")
+                   for r in self.roles}
+        return Requirements(self.scheme, kernels,
+                            gram=gram_need(est, tuning, features=self.feature_form),
+                            marginalized=est.name if est.transforms_kernel else "",
+                            features=features_need(est) if self.feature_form else "",
+                            pooled_tuning=tunes_pooled(est, tuning))
+
+    #: its symbol in U-form and in V-form (``("MMD^2_u", "MMD^2_b")``), its family in the
+    #: report's title, and what it is in words (after its name in the report's first line)
+    symbols: ClassVar[tuple[str, str]] = ("T_u", "T_b")
+    family_name: ClassVar[str] = ""
+    what: ClassVar[str] = ""
+
+    def label(self) -> str:
+        return statistic_name(self.symbols[0 if self.unbiased else 1], self.estimator)
+
+    def family(self) -> str:
+        return self.family_name
+
+    def describe(self, prepared: Prepared) -> str:
+        form = f"{'U' if self.unbiased else 'V'}-statistic"
+        return f"{self.label()}, {self.what} ({form})" if self.what else \
+            f"{self.label()} ({form})"

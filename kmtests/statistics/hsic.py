@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..engines import Engine, Requirements, Values
+from ..engines import Engine, Values
 from ..engines.exact import Exact
 from ..engines.hsic import hsic_general, hsic_uniform
 from ..estimators import KME, KernelMeanEstimator
@@ -21,7 +21,7 @@ from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
 from ._base import EstimatorStatistic, Prepared
 from .forms import FormInfo, HSICForm, KernelForm
-from .mmd import describe_kernel, gram_need, statistic_name
+from .mmd import describe_kernel
 from .tuning import prepare_rule, reportable, symmetric_cose_gram
 from .witness import NO_POINTS, HSICWitness
 
@@ -46,6 +46,9 @@ class KernelHSIC(EstimatorStatistic):
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "independence"
     roles: ClassVar[tuple[str, ...]] = ("x", "y")
+    symbols: ClassVar[tuple[str, str]] = ("HSIC_u", "HSIC_b")
+    scheme: ClassVar[str] = "pairing"
+    family_name: ClassVar[str] = "HSIC"
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel,
                  estimator: KernelMeanEstimator = KME(), unbiased: bool = False,
@@ -59,21 +62,6 @@ class KernelHSIC(EstimatorStatistic):
     def __repr__(self) -> str:
         return (f"KernelHSIC(kernel_x={self.kernel_x!r}, kernel_y={self.kernel_y!r}, "
                 f"estimator={self.estimator!r}, unbiased={self.unbiased})")
-
-    def label(self) -> str:
-        return statistic_name("HSIC_u" if self.unbiased else "HSIC_b", self.estimator)
-
-    def family(self) -> str:
-        return "HSIC"
-
-    def describe(self, prepared: Prepared) -> str:
-        return f"{self.label()} ({'U' if self.unbiased else 'V'}-statistic)"
-
-    def requirements(self, problem: Any, tuning: str) -> Requirements:
-        est = self.estimator
-        return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y},
-                            gram=gram_need(est, tuning),
-                            marginalized=est.name if est.transforms_kernel else "")
 
     def check(self, problem: Any, tuning: str) -> None:
         if self.unbiased and problem.n < 5:

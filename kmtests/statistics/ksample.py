@@ -45,7 +45,6 @@ from ..estimators._rules import General, Rule, Uniform
 from ..kernels import Kernel
 from ._base import EstimatorStatistic, Prepared
 from .forms import FormInfo, KernelForm, KWayForm
-from .mmd import statistic_name
 from .tuning import prepare_rule, reportable
 
 __all__ = ["KSampleMMD", "group_first"]
@@ -77,20 +76,13 @@ class KSampleMMD(EstimatorStatistic):
     name: ClassVar[str] = "k_sample"
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "k_sample"
+    symbols: ClassVar[tuple[str, str]] = ("kMMD^2_u", "kMMD^2_b")
+    family_name: ClassVar[str] = "MMD"
+    what: ClassVar[str] = "the k-sample MMD^2"
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
         super().__init__(kernel, estimator, unbiased)
-
-    def label(self) -> str:
-        return statistic_name("kMMD^2_u" if self.unbiased else "kMMD^2_b", self.estimator)
-
-    def family(self) -> str:
-        return "MMD"
-
-    def describe(self, prepared: Prepared) -> str:
-        return (f"{self.label()}, the k-sample MMD^2 ({'U' if self.unbiased else 'V'}-"
-                "statistic)")
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         est = self.estimator

@@ -12,13 +12,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..engines import Engine, Requirements, Values
+from ..engines import Engine, Values
 from ..engines.lowrank import lowrank_mmd_general
 from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
-from ._base import EstimatorStatistic, Prepared
+from ._base import (EstimatorStatistic, Prepared, features_need, gram_need,  # noqa: F401
+                    statistic_name)  # (their old paths)
 from .forms import FormInfo, KernelForm, MMDForm
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
@@ -31,43 +32,10 @@ LOWRANK_WEIGHTS = ("the low-rank engine weighted the points on the approximate k
                    "run the test with engine='exact' for its witness")
 
 
-def statistic_name(base: str, est: KernelMeanEstimator) -> str:
-    """``MMD^2_u`` for the KME; ``MMD^2_u[skmse]`` etc. when an estimator changes it."""
-    return base if est.name == "kme" else f"{base}[{est.name}]"
-
-
 def describe_kernel(k: Kernel) -> str:
     """A kernel in a member's label: ``gaussian bw=0.737`` (or its name)."""
     bw = getattr(k, "bandwidth", None)
     return f"{k.name} bw={float(bw):.3g}" if isinstance(bw, (float, int)) else k.name
-
-
-def gram_need(est: KernelMeanEstimator, tuning: str, features: bool = False) -> str:
-    """Why an estimator needs the whole Gram matrix in memory ('' when it does not).
-
-    With `features` (a statistic that runs a feature form), an estimator whose rule
-    has one needs the Gram matrix *or* features: see :func:`features_need`.
-    """
-    rule = est.rule()
-    if not isinstance(rule, Uniform):
-        if features and rule.features is not None:
-            return ""
-        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
-                "estimators with uniform weights - kme, skmse, bkmse, ... - run without it)")
-    if tuning == "pooled" and rule.fixed is None:
-        return ("tuning='pooled' needs (it tunes the estimator once on the pooled Gram "
-                "matrix)")
-    return ""
-
-
-def features_need(est: KernelMeanEstimator) -> str:
-    """Why an estimator with a feature form needs the Gram matrix or features ('' when
-    it needs neither, or has no feature form)."""
-    rule = est.rule()
-    if isinstance(rule, General) and rule.features is not None:
-        return (f"the estimator {est.name!r} needs (it re-weights every point; only the "
-                "estimators with uniform weights - kme, skmse, bkmse, ... - run on sums)")
-    return ""
 
 
 class KernelMMD(EstimatorStatistic):
@@ -85,6 +53,9 @@ class KernelMMD(EstimatorStatistic):
     name: ClassVar[str] = "mmd"
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "two_sample"
+    symbols: ClassVar[tuple[str, str]] = ("MMD^2_u", "MMD^2_b")
+    family_name: ClassVar[str] = "MMD"
+    feature_form: ClassVar[bool] = True
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
@@ -93,22 +64,6 @@ class KernelMMD(EstimatorStatistic):
     def __repr__(self) -> str:
         return (f"KernelMMD(kernel={self.kernel!r}, estimator={self.estimator!r}, "
                 f"unbiased={self.unbiased})")
-
-    def label(self) -> str:
-        return statistic_name("MMD^2_u" if self.unbiased else "MMD^2_b", self.estimator)
-
-    def family(self) -> str:
-        return "MMD"
-
-    def describe(self, prepared: Prepared) -> str:
-        return f"{self.label()} ({'U' if self.unbiased else 'V'}-statistic)"
-
-    def requirements(self, problem: Any, tuning: str) -> Requirements:
-        est = self.estimator
-        return Requirements("split", {"kernel": self.kernel},
-                            gram=gram_need(est, tuning, features=True),
-                            marginalized=est.name if est.transforms_kernel else "",
-                            features=features_need(est))
 
     def check(self, problem: Any, tuning: str) -> None:
         if problem.precomputed:

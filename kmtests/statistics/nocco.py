@@ -32,7 +32,8 @@ from ..kernels import Kernel
 from ._base import Prepared, Statistic
 from .aggregate import over_grid
 from .mmd import describe_kernel
-from .spectral import FILTERS, SpectralMMD, filter_function, lambda_grid, lambda_values
+from .spectral import (FILTERS, SpectralMMD, filter_function, lambda_grid, lambda_values,
+                       regularised_description)
 
 __all__ = ["NOCCO", "nocco_values", "normalized_operators"]
 
@@ -125,11 +126,9 @@ class NOCCO(Statistic):
         return "NOCCO, regularised HSIC"
 
     def describe(self, prepared: Prepared) -> str:
-        reg = prepared.params.get("regularization")
-        if reg is None:  # a lambda grid: the members of an aggregate
-            return f"NOCCO ({self.filter} filter)"
-        return (f"NOCCO, the normalised cross-covariance (regularised HSIC; {self.filter} "
-                f"filter, lam = {reg['lam']:.4g})")
+        return regularised_description(
+            "NOCCO", self.filter, prepared.params.get("regularization"),
+            "the normalised cross-covariance (regularised HSIC; {filter} filter, lam = {lam})")
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         return Requirements("pairing", {"x": self.kernel_x, "y": self.kernel_y},

@@ -137,7 +137,7 @@ def held_out_spectral(cg_rest: CentredGram, K_rz: np.ndarray, K_z: np.ndarray,
     top_f = float(np.max(np.sum(F * F, axis=1))) if F.size else 0.0
     top_c = np.max(np.abs(coef), axis=0) if coef.size else np.zeros(lam.size)
     scale = np.abs(g0) * cg_rest.kc_max + top_c * top_f
-    return SpectralGram(F, coef, g0, PooledGram(cg_rest), diag, scale), ev
+    return SpectralGram(F, coef, g0, PooledGram.of(cg_rest), diag, scale), ev
 
 
 def spectral_mmd_values(sg: SpectralGram, perms: np.ndarray, n_x: int, unbiased: bool,
@@ -237,6 +237,16 @@ def _held_out(problem: Any, split_size: Any, rng: Any) -> tuple[Any, np.ndarray]
     return problem.with_data(np.vstack([x[rx], y[ry]]), rx.size, ry.size), held
 
 
+def regularised_description(symbol: str, filter: str, reg: Mapping[str, Any] | None,
+                            what: str) -> str:
+    """A regularised statistic in the report's first line: its name and filter for a
+    lambda grid (`reg` None: the members of an aggregate), else what it is (`what`, with
+    ``{filter}`` and ``{lam}`` filled in)."""
+    if reg is None:
+        return f"{symbol} ({filter} filter)"
+    return f"{symbol}, " + what.format(filter=filter, lam=f"{reg['lam']:.4g}")
+
+
 class SpectralMMD(Statistic):
     """The spectral-regularised MMD (Hagrass et al., 2024) in U-form, over a lambda grid.
 
@@ -312,12 +322,11 @@ class SpectralMMD(Statistic):
 
     def describe(self, prepared: Prepared) -> str:
         reg = prepared.params.get("regularization")
-        if reg is None:  # a lambda grid: the members of an aggregate
-            return f"SRMMD^2_u ({self.filter} filter)"
-        where = ("the pooled sample" if reg["covariance"] == "pooled"
-                 else "held-out points")
-        return (f"SRMMD^2_u, the spectral-regularised MMD^2_u ({self.filter} filter, lam = "
-                f"{reg['lam']:.4g}, covariance operator of {where})")
+        where = "held-out points" if reg and reg["covariance"] != "pooled" else \
+            "the pooled sample"
+        return regularised_description(
+            "SRMMD^2_u", self.filter, reg, "the spectral-regularised MMD^2_u ({filter} filter, "
+            "lam = {lam}, covariance operator of " + where + ")")
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         return Requirements("split", {"kernel": self.kernel},

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._typing import ArrayLike, SeedLike
-from .._validation import as_sample, check_positive_int, check_rng
+from .._validation import as_sample, check_positive_int, check_rng, check_variances
 from ..kernels import ARDGaussian, Gaussian, Kernel, Linear, Polynomial
 
 __all__ = ["GaussianMixture", "loss"]
@@ -74,16 +74,6 @@ def _gauss_conv(t: np.ndarray, weights: np.ndarray, means: np.ndarray, covs: np.
     sol = np.linalg.solve(M, diff.transpose(0, 2, 1))  # (C, d, m)
     quad = np.einsum("cmd,cdm->cm", diff, sol)
     return weights @ np.exp(-0.5 * (logdet[:, None] + quad))
-
-
-def _diag_variances(smoothing: Any, d: int) -> np.ndarray:
-    e = np.atleast_1d(np.asarray(smoothing, dtype=np.float64))
-    if e.size == 1:
-        e = np.full(d, float(e[0]))
-    if e.shape != (d,) or not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError(f"`smoothing` must be None or {d} non-negative finite variances; "
-                         f"got shape {e.shape}.")
-    return e
 
 
 # -- the mixture ---------------------------------------------------------------
@@ -224,7 +214,7 @@ class GaussianMixture:
         if kind == "rbf":
             covs = self.covs
             if smoothing is not None:
-                covs = covs + np.diag(_diag_variances(smoothing, self.dim))
+                covs = covs + np.diag(check_variances(smoothing, self.dim, "smoothing"))
             return _gauss_conv(t, self.weights, self.means, covs, p)
         if smoothing is not None:
             raise ValueError("`smoothing` (marginalized embeddings) is supported for the "
@@ -332,7 +322,7 @@ def loss(embedding: Any, P: GaussianMixture) -> float:
     if pts.shape[1] != P.dim:
         raise ValueError(f"the embedding lives in dimension {pts.shape[1]}, `P` in {P.dim}.")
     smoothing = getattr(embedding, "smoothing", None)
-    if smoothing is not None and not np.any(_diag_variances(smoothing, P.dim) > 0):
+    if smoothing is not None and not np.any(check_variances(smoothing, P.dim, "smoothing") > 0):
         smoothing = None  # all-zero smoothing: a plain embedding, for any kernel
     norm2 = P.kernel_mean_norm2(kern)
     if smoothing is None:
@@ -343,7 +333,7 @@ def loss(embedding: Any, P: GaussianMixture) -> float:
         if kind != "rbf":
             raise ValueError("`embedding.smoothing` (marginalized embeddings) is supported for "
                              "the Gaussian kernels only.")
-        e = _diag_variances(smoothing, P.dim)
+        e = check_variances(smoothing, P.dim, "smoothing")
         m = P.kernel_mean(pts, kern, smoothing=e)
         wide = b2 + 2.0 * e  # two independent corruptions: Q_ii < 1
         xs = pts / np.sqrt(wide)
