@@ -139,7 +139,7 @@ def test_command_line_runs_fssd(tmp_path, capsys):
 @pytest.mark.slow
 def test_level_of_the_weighted_chi_square_null():
     """200 samples of N(0, I_2) at n = 400 (200 to learn, 200 to test), J = 5, B = 499:
-    rejected at 5% inside the binomial 99% band [3, 18] (the null is asymptotic)."""
+    rejected at 5% inside the binomial 99% band [3, 19] (the null is asymptotic)."""
     lo, hi = stats.binom.ppf([0.005, 0.995], 200, 0.05)
     rej = sum(goodness_of_fit_test(np.random.default_rng(300 + i).normal(size=(400, 2)),
                                    score=lambda t: -t, statistic="fssd", kernel="gaussian",

@@ -214,7 +214,7 @@ def _rejections(method: str, levels: tuple[int, int], reps: int = 200) -> int:
                                             ("monte_carlo", (-20, 0))])
 def test_level_is_in_the_binomial_band(method, levels):
     """200 samples of N(0, 1), n = 100, B = 99: the number rejected at 5% inside the
-    binomial 99% band [3, 18] (the Monte Carlo null with the default 21 bandwidths: exact)."""
+    binomial 99% band [3, 19] (the Monte Carlo null with the default 21 bandwidths: exact)."""
     lo, hi = stats.binom.ppf([0.005, 0.995], 200, 0.05)
     assert lo <= _rejections(method, levels) <= hi
 
