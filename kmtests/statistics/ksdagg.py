@@ -24,6 +24,7 @@ draws are exchangeable with the data and the level is exact.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
@@ -136,8 +137,8 @@ class KSDAgg(Aggregate):
     Parameters
     ----------
     kernel : Kernel
-        A fitted Gaussian or IMQ kernel: its bandwidth ``h`` is the reference of the
-        collection ``2^l h`` (unless `bandwidths` are given).
+        A fitted IMQ (the paper's), Gaussian or Matérn kernel: its bandwidth ``h`` is the
+        reference of the collection ``2^l h`` (unless `grid` is given).
     levels : (int, int)
         ``(l_minus, l_plus)``, default ``(-20, 0)`` (:data:`DEFAULT_LEVELS`).
     grid : sequence of float, optional
@@ -157,8 +158,6 @@ class KSDAgg(Aggregate):
 
     def __init__(self, kernel: Kernel, combination: Any, levels: Any = None,
                  grid: Any = None) -> None:
-        import dataclasses
-
         if not isinstance(kernel, STEIN_KERNELS):
             KSD(kernel)  # its refusal
         self.levels: tuple[int, int] | None = None
@@ -182,8 +181,6 @@ class KSDAgg(Aggregate):
     @classmethod
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
               options: Mapping[str, Any]) -> Statistic:
-        import dataclasses
-
         weights = options.get("weights")
         combination = dataclasses.replace(options["combination"],
                                           weights="uniform" if weights is None else weights)
