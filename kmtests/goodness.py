@@ -31,8 +31,13 @@ def goodness_of_fit_test(
     model: Any = None,
     kernel: Any = "imq",
     bandwidth: Any = "median",
-    statistic: Literal["unbiased", "biased"] | None = None,
-    method: Literal["wild", "monte_carlo"] | NullMethod | None = None,
+    statistic: Literal["unbiased", "biased", "ksdagg", "fssd"] | None = None,
+    levels: tuple[int, int] | None = None,
+    grid: Any = None,
+    weights: Any = None,
+    n_locations: int | None = None,
+    split_size: int | None = None,
+    method: Literal["wild", "monte_carlo", "chi2"] | NullMethod | None = None,
     n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
     n_jobs: int | None = None, progress: bool | None = None,
     data_name: str | None = None,
@@ -59,19 +64,42 @@ def goodness_of_fit_test(
         ``multivariate_normal(mean, cov)``): its score (analytic for the normal
         laws, else the derivative of ``logpdf``) and its sampler (``rvs``, for
         ``method="monte_carlo"``).
-    kernel : {"imq", "gaussian"} or Kernel
+    kernel : {"imq", "gaussian", "matern32", "matern52"} or Kernel
         The kernel of the Stein discrepancy: the inverse multiquadric
-        ``(1 + ||x - y||^2 / h^2)^(-1/2)`` (default, as KSDAgg) or the Gaussian.
+        ``(1 + ||x - y||^2 / h^2)^(-1/2)`` (default, as KSDAgg), the Gaussian, or
+        the Matérn kernels of smoothness 3/2 and 5/2 (``r = ||x - y||``:
+        ``(1 + sqrt(3) r / h) exp(-sqrt(3) r / h)`` and
+        ``(1 + sqrt(5) r / h + 5 r^2 / (3 h^2)) exp(-sqrt(5) r / h)``).
     bandwidth : "median" or float
         Its bandwidth ``h``: the median heuristic on the sample (default) or a value.
-    statistic : {"unbiased", "biased"}, optional
-        The U-form ``KSD^2_u`` (default) or the V-form ``KSD^2_b``.
-    method : {"wild", "monte_carlo"} or a method object, optional
-        The null distribution: the wild bootstrap (default; i.i.d. Rademacher
+    statistic : {"unbiased", "biased", "ksdagg"}, optional
+        The U-form ``KSD^2_u`` (default), the V-form ``KSD^2_b``, or KSDAgg
+        (Schrab, Guedj & Gretton, 2022): the U-form over a collection of
+        bandwidths, all computed on the same draws and combined by the weighted
+        minimum of their p-values with MMDAgg's level correction
+        (:mod:`kmtests.statistics.ksdagg`); the result lists the members.
+    levels : (int, int), optional
+        KSDAgg's collection ``2^l h`` for ``l`` from ``levels[0]`` to
+        ``levels[1]``, ``h`` the `bandwidth` (the median heuristic by default);
+        default ``(-20, 0)``, the paper's RBM setting (its Gamma setting:
+        ``(0, 10)``).
+    grid : sequence of float, optional
+        KSDAgg's collection given as bandwidths (instead of `levels`).
+    weights : {"uniform", "centred", "increasing", "decreasing"} or sequence, optional
+        KSDAgg's weights of the members (default uniform, as the paper).
+    n_locations : int, optional
+        FSSD (``statistic="fssd"``, Jitkrittum et al., 2017; linear time): the number
+        of test locations (default 5), learned with the kernel's bandwidth on a
+        training split (:mod:`kmtests.statistics.fssd`).
+    split_size : int, optional
+        FSSD's training points (default: half the sample, drawn by `rng`).
+    method : {"wild", "monte_carlo", "chi2"} or a method object, optional
+        The null distribution: the wild bootstrap (default but for FSSD; i.i.d. Rademacher
         multipliers; ``WildBootstrap(process="ar", length=...)`` for MCMC output,
         whose draws are dependent) or fresh samples of `model`
         (:class:`~kmtests.null.MonteCarloMethod`: exact level for any number of
-        draws). Both draw `n_resamples` times.
+        draws), or for FSSD its asymptotic weighted chi-square (its default,
+        approximate). Each draws `n_resamples` times.
     {{resampling}}
     data_name : str, optional
         Name of the data for the report.
@@ -88,6 +116,10 @@ def goodness_of_fit_test(
     .. [2] Liu, Lee, Jordan (2016). A kernelized Stein discrepancy for goodness-of-fit
        tests. ICML.
     .. [3] Gorham, Mackey (2017). Measuring sample quality with kernels. ICML.
+    .. [4] Schrab, Guedj, Gretton (2022). KSD aggregated goodness-of-fit test.
+       NeurIPS.
+    .. [5] Jitkrittum, Xu, Szabó, Fukumizu, Gretton (2017). A linear-time kernel
+       goodness-of-fit test. NeurIPS.
 
     Examples
     --------
@@ -102,5 +134,13 @@ def goodness_of_fit_test(
     ...                            n_resamples=999, rng=1)
     >>> print(f"p = {res.pvalue:.3f}")
     p = 0.621
+
+    KSDAgg over the bandwidths ``2^l h``, ``l = -3..3``:
+
+    >>> res = goodness_of_fit_test(x, model=stats.norm(0, 1), statistic="ksdagg",
+    ...                            levels=(-3, 3), n_resamples=999, rng=1)
+    >>> print(f"{res.family}: p = {res.pvalue:.3f}, {len(res.members)} members, "
+    ...       f"{sum(m['rejects'] for m in res.members)} reject")
+    KSDAgg: p = 0.012, 7 members, 2 reject
     """
     return _plan.run((x, score, model), locals())

@@ -53,6 +53,8 @@ __all__ = [
     "Kernel",
     "Laplacian",
     "Linear",
+    "Matern32",
+    "Matern52",
     "Polynomial",
     "Precomputed",
     "median_bandwidth",
@@ -663,6 +665,53 @@ class IMQ(_BandwidthKernel):
 
 
 @dataclass(frozen=True)
+class Matern32(_BandwidthKernel):
+    """Matérn kernel of smoothness 3/2, ``(1 + sqrt(3) r / bandwidth) exp(-sqrt(3) r /
+    bandwidth)`` with ``r = ||x - y||``: once differentiable, so it has a Stein kernel
+    (:func:`kmtests.goodness_of_fit_test`); the median heuristic sets `bandwidth` to the
+    median distance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.kernels import Matern32
+    >>> print(np.round(Matern32(bandwidth=1.0).gram(np.array([[0.0], [1.0]])), 4))
+    [[1.     0.4834]
+     [0.4834 1.    ]]
+    """
+
+    name: ClassVar[str] = "matern32"
+
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        np.sqrt(d2, out=d2)
+        d2 *= np.sqrt(3.0)
+        return np.subtract(np.log1p(d2), d2, out=d2)
+
+
+@dataclass(frozen=True)
+class Matern52(_BandwidthKernel):
+    """Matérn kernel of smoothness 5/2, ``(1 + a + a^2 / 3) exp(-a)`` with ``a = sqrt(5)
+    ||x - y|| / bandwidth``: twice differentiable (a Stein kernel for
+    :func:`kmtests.goodness_of_fit_test`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.kernels import Matern52
+    >>> print(np.round(Matern52(bandwidth=1.0).gram(np.array([[0.0], [1.0]])), 4))
+    [[1.    0.524]
+     [0.524 1.   ]]
+    """
+
+    name: ClassVar[str] = "matern52"
+
+    def _exponent(self, d2: np.ndarray) -> np.ndarray:
+        np.sqrt(d2, out=d2)
+        d2 *= np.sqrt(5.0)
+        return np.subtract(np.log1p(d2 + d2 * d2 / 3.0), d2, out=d2)
+
+
+@dataclass(frozen=True)
 class ARDGaussian(_BandwidthKernel):
     """Gaussian kernel with one bandwidth per coordinate (automatic relevance
     determination): ``exp(-sum_j (x_j - y_j)^2 / (2 bandwidth_j^2))``.
@@ -853,6 +902,8 @@ KERNELS: dict[str, type[Kernel]] = {
     "gaussian": Gaussian,
     "laplacian": Laplacian,
     "imq": IMQ,
+    "matern32": Matern32,
+    "matern52": Matern52,
     "ard": ARDGaussian,
     "linear": Linear,
     "polynomial": Polynomial,

@@ -61,8 +61,8 @@ def test_resolve_kernel_names():
     assert isinstance(resolve_kernel("GAUSSIAN"), Gaussian)
     assert resolve_kernel("gaussian", 2.0).bandwidth == 2.0
     assert resolve_kernel("polynomial") == Polynomial(degree=2, coef0=1.0)
-    assert set(kernels.KERNELS) == {"gaussian", "laplacian", "imq", "ard", "linear",
-                                    "polynomial", "distance", "precomputed"}
+    assert set(kernels.KERNELS) == {"gaussian", "laplacian", "imq", "matern32", "matern52",
+                                    "ard", "linear", "polynomial", "distance", "precomputed"}
     with pytest.raises(ValueError, match="`degree` must be a positive integer"):
         Polynomial(degree=0)
 

@@ -17,7 +17,8 @@ class KMECopy(KME):
 def test_scenarios_null_and_shapes():
     for s in SCENARIOS.values():
         data = s.sample(12, 0.0, rng=1)
-        assert len(data) == (3 if s.kind in ("k_sample", "joint", "conditional") else 2)
+        assert len(data) == (3 if s.kind in ("k_sample", "joint", "conditional")
+                             else 1 if s.kind == "one_sample" else 2)
         assert all(a.shape[0] == 12 and np.all(np.isfinite(a)) for a in data)
     with pytest.raises(ValueError, match="at most 35 observations"):
         get_scenario("eckerle").sample(36)

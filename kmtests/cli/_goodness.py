@@ -28,6 +28,19 @@ def _score(text: str) -> Any:
     return fn
 
 
+def _levels(text: str) -> tuple[int, int]:
+    """``LMIN,LMAX``: two integers, LMIN <= LMAX (KSDAgg's exponents)."""
+    parts = text.split(",")
+    try:
+        lo, hi = (int(v) for v in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be two integers LMIN,LMAX; got {text!r}"
+                                         ) from None
+    if lo > hi:
+        raise argparse.ArgumentTypeError(f"LMIN must not exceed LMAX; got {text!r}")
+    return lo, hi
+
+
 def _model(args: argparse.Namespace) -> Any:
     """The frozen scipy.stats distribution of --model with its parameters."""
     from scipy import stats
@@ -59,15 +72,28 @@ def add_goodness(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--scale", type=float, default=None, help="its scale")
     p.add_argument("--score", type=_score, default=None, metavar="MODULE:FUNCTION",
                    help="a function of the points (an n x d array) returning d log p / dx")
-    p.add_argument("--kernel", default=None, choices=["imq", "gaussian"],
+    p.add_argument("--kernel", default=None,
+                   choices=["imq", "gaussian", "matern32", "matern52"],
                    help="kernel of the Stein discrepancy (default imq)")
     p.add_argument("--bandwidth", type=float, default=None,
                    help="its bandwidth (default: the median heuristic)")
-    p.add_argument("--statistic", default=None, choices=["unbiased", "biased"],
-                   help="U-statistic (default) or V-statistic")
-    p.add_argument("--method", default=None, choices=["wild", "monte_carlo"],
-                   help="null distribution: wild bootstrap (default) or fresh samples of "
-                   "--model (exact)")
+    p.add_argument("--statistic", default=None, choices=opt.statistics("one_sample"),
+                   help="U-statistic (default), V-statistic, or KSDAgg (the U-statistic "
+                   "over a collection of bandwidths, aggregated)")
+    p.add_argument("--levels", type=_levels, default=None, metavar="LMIN,LMAX",
+                   help="KSDAgg's bandwidths 2^l h for l from LMIN to LMAX (default: "
+                   "--levels=-20,0; write it with '=' when LMIN is negative)")
+    p.add_argument("--grid", type=opt.float_list, default=None, metavar="A,B,...",
+                   help="KSDAgg's bandwidths themselves (instead of --levels)")
+    p.add_argument("--weights", type=opt.weights, default=None,
+                   help="KSDAgg's weights of the members (default uniform)")
+    p.add_argument("--n-locations", dest="n_locations", type=opt.positive_int, default=None,
+                   help="FSSD's number of test locations (default 5)")
+    p.add_argument("--split-size", dest="split_size", type=opt.positive_int, default=None,
+                   help="FSSD's training points (default half the sample)")
+    p.add_argument("--method", default=None, choices=["wild", "monte_carlo", "chi2"],
+                   help="null distribution: wild bootstrap (default), fresh samples of "
+                   "--model (exact), or FSSD's weighted chi-square (its default)")
     return p  # (the resampling and output options: kmtests.cli._finish)
 
 
@@ -83,7 +109,8 @@ def run_goodness(args: argparse.Namespace) -> Any:
     x = columns(table, cols)
     args._n_memory = x.shape[0]
     kw: dict[str, Any] = {"model": _model(args)} if args.model else {"score": args.score}
-    for key in ("kernel", "bandwidth", "statistic", "method"):
+    for key in ("kernel", "bandwidth", "statistic", "levels", "grid", "weights", "n_locations",
+                "split_size", "method"):
         if getattr(args, key) is not None:
             kw[key] = getattr(args, key)
     if args.seed is not None:

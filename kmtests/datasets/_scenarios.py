@@ -1,15 +1,17 @@
 """Seeded simulation scenarios for power studies.
 
-A scenario draws a data set — ``(x, y)``, or ``k`` samples for a k-sample
-scenario — of size `n` with effect size `effect` from a Generator. ``effect = 0``
-is always the null hypothesis (equal distributions, or independence), so the
-same scenario measures both level and power.
+A scenario draws a data set — ``(x, y)``, ``k`` samples for a k-sample
+scenario, or one sample ``(x,)`` with the model it is tested against for a
+goodness-of-fit scenario (``gof_*``) — of size `n` with effect size `effect` from a
+Generator. ``effect = 0`` is always the null hypothesis (equal distributions,
+independence, or a sample of the model), so the same scenario measures both level
+and power.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,6 +46,11 @@ class Scenario:
         The model, with the meaning of `effect`.
     max_n : int or None
         Largest possible `n` (finite data sets).
+    model_factory : callable or None
+        ``model_factory()`` is the model a one-sample (goodness-of-fit) scenario's sample
+        is tested against (a frozen scipy.stats distribution: ``goodness_of_fit_test(x,
+        model=scenario.model)``); its samples come from the model when ``effect = 0``.
+        (A factory: scipy loads when the model is first asked for.)
     """
 
     name: str
@@ -52,6 +59,12 @@ class Scenario:
     default_effect: float
     description: str
     max_n: int | None = None
+    model_factory: Callable[[], Any] | None = None
+
+    @property
+    def model(self) -> Any:
+        """The model of a goodness-of-fit scenario (None for the others)."""
+        return None if self.model_factory is None else self.model_factory()
 
     def sample(self, n: int, effect: float | None = None,
                rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, ...]:
@@ -388,6 +401,66 @@ def conditional_sine(frequency: float = 3.0) -> Scenario:
                     "effect x, z ~ N(0, 1): x and y independent given z for effect 0")
 
 
+def _gof_mean_shift(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray]:
+    return (gen.normal(effect, 1.0, size=(n, 1)),)
+
+
+def _gof_heavy_tails(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray]:
+    if not 0 <= effect < 0.5:
+        raise ValueError("`effect` of 'gof_heavy_tails' (1/df) must be in [0, 0.5).")
+    if effect == 0:
+        return (gen.normal(size=(n, 1)),)
+    df = 1.0 / effect
+    return (gen.standard_t(df, size=(n, 1)) * np.sqrt((df - 2.0) / df),)
+
+
+def _gof_gamma_shape(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray]:
+    return (gen.gamma(5.0 + effect, 5.0, size=(n, 1)),)
+
+
+def _gof_correlation(n: int, effect: float, gen: _Gen) -> tuple[np.ndarray]:
+    if not -1 < effect < 1:
+        raise ValueError("`effect` of 'gof_correlation' must be in (-1, 1).")
+    z = gen.normal(size=(n, 2))
+    z[:, 1] = effect * z[:, 0] + np.sqrt(1.0 - effect * effect) * z[:, 1]
+    return (z,)
+
+
+def _norm01() -> Any:
+    from scipy import stats
+
+    return stats.norm(0.0, 1.0)
+
+
+def _gamma55() -> Any:
+    from scipy import stats
+
+    return stats.gamma(5.0, scale=5.0)
+
+
+def _normal2() -> Any:
+    from scipy import stats
+
+    return stats.multivariate_normal(np.zeros(2), np.eye(2))
+
+
+def _gof_scenarios() -> list[Scenario]:
+    """Model misfit (one sample against a model; :func:`kmtests.goodness_of_fit_test`)."""
+    return [
+        Scenario("gof_mean_shift", "one_sample", _gof_mean_shift, 0.3,
+                 "x ~ N(effect, 1) tested against the model N(0, 1)", model_factory=_norm01),
+        Scenario("gof_heavy_tails", "one_sample", _gof_heavy_tails, 0.25,
+                 "x ~ t with df = 1/effect scaled to unit variance, tested against N(0, 1)",
+                 model_factory=_norm01),
+        Scenario("gof_gamma_shape", "one_sample", _gof_gamma_shape, 0.3,
+                 "x ~ Gamma(5 + effect, scale 5) tested against Gamma(5, scale 5) (KSDAgg, "
+                 "Schrab et al., 2022, Figure 1)", model_factory=_gamma55),
+        Scenario("gof_correlation", "one_sample", _gof_correlation, 0.3,
+                 "x ~ N(0, [[1, effect], [effect, 1]]) tested against N(0, I_2)",
+                 model_factory=_normal2),
+    ]
+
+
 def _dimension(d: int) -> int:
     return check_positive_int(d, "d")
 
@@ -432,6 +505,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     xor_joint(),
     conditional_sine(3.0),
     conditional_sine(6.0),
+    *_gof_scenarios(),
 ]}
 
 

@@ -75,9 +75,12 @@ class WeightedChiSquare(ResamplingMethod):
         gen = check_rng(self.rng)
         B = self.n_resamples
         null = np.empty(B)
+        shift = kf.chi2_shift()  # 0 but for a U-statistic's centred law (FSSD)
         for start in range(0, B, _DRAW):
             b = min(_DRAW, B - start)
             null[start:start + b] = gen.chisquare(1.0, size=(b, lam.size)) @ lam
+            if shift:
+                null[start:start + b] -= shift
         t = float(np.asarray(observed.stat).reshape(-1)[0])
         check_finite_statistic(t, null, prepared.what)
         p, count = pvalue_upper(t, null, False, 0.0)

@@ -66,19 +66,26 @@ class MonteCarloMethod(ResamplingMethod):
             ) -> NullOutcome:
         gen = check_rng(self.rng)
         B = self.n_resamples
-        null = np.empty(B)
-        scales = np.empty(B)
+        combination = prepared.combination
+        width = 1 if combination is None else prepared.width
+        null = np.empty((B, width))
+        scales = np.empty((B, width))
         bar = _progress_bar(self.progress, B, None)
         try:
             for b in range(B):
                 vals = prepared.on_sample(problem.sampler(gen, problem.n), ctx.n_jobs)
-                null[b] = float(np.asarray(vals.stat).reshape(-1)[0])
-                scales[b] = float(np.asarray(vals.scale).reshape(-1)[0])
+                null[b] = np.asarray(vals.stat, dtype=np.float64).reshape(-1)[:width]
+                scales[b] = np.asarray(vals.scale, dtype=np.float64).reshape(-1)[:width]
                 if bar is not None:
                     bar.update(1)
         finally:
             if bar is not None:
                 bar.close()
+        if combination is not None:  # the members on the same draws (KSDAgg): exact level
+            out: NullOutcome = combination.combine(observed, null, scales, False, prepared)
+            out.n_resamples = B
+            return out
+        null, scales = null[:, 0], scales[:, 0]
         t = float(np.asarray(observed.stat).reshape(-1)[0])
         s = float(np.asarray(observed.scale).reshape(-1)[0])
         check_finite_statistic(t, null, prepared.what)

@@ -309,15 +309,17 @@ class ResamplingMethod(NullMethod):
         return 1.0 / (res.n_resamples + 1)
 
     def draw_null(self, draw: Callable[[np.random.Generator, int], np.ndarray], chunk: int,
-                  default_step: int) -> np.ndarray:
+                  default_step: int, width: int | None = None) -> np.ndarray:
         """`n_resamples` draws of the null from `rng`, `draw(gen, b)` giving ``b`` of them
         per call: steps of `batch` rounded down to a multiple of `chunk` (at least one;
         `default_step` without `batch`), with the progress bar. The stream is read in
-        chunks of fixed shape, so a seed gives the same draws whatever `batch`."""
+        chunks of fixed shape, so a seed gives the same draws whatever `batch`. With a
+        `width` (the members of an aggregated statistic) a draw is a row of `width`
+        values."""
         gen = check_rng(self.rng)
         B = self.n_resamples
         step = max(chunk, (self.batch or 0) // chunk * chunk) if self.batch else default_step
-        null = np.empty(B)
+        null = np.empty(B) if width is None else np.empty((B, width))
         bar = _progress_bar(self.progress, B, None)
         try:
             for start in range(0, B, step):

@@ -169,13 +169,21 @@ class WildBootstrap(ResamplingMethod):
         kf = prepared.kernel_form()
         process = self.resolved_process(problem)
         length, why = (self.resolved_length(problem) if process == "ar" else (20.0, ""))
+        combination = prepared.combination
         null = self.draw_null(
             lambda gen, b: kf.wild_null(gen, b, process, length, self.n_jobs),
-            WILD_DRAW, 16 * WILD_DRAW)
+            WILD_DRAW, 16 * WILD_DRAW, None if combination is None else prepared.width)
         details: dict[str, Any] = {"process": process}
         if process == "ar":
             details["length"] = length
             details["length_rule"] = why
+        if combination is not None:  # the members on the same multipliers (KSDAgg)
+            scales = np.broadcast_to(np.asarray(observed.scale, dtype=np.float64)
+                                     .reshape(1, -1), null.shape)
+            out: NullOutcome = combination.combine(observed, null, scales, False, prepared)
+            out.n_resamples = self.n_resamples
+            out.details = {**(out.details or {}), **details}
+            return out
         return self.upper_outcome(prepared, observed, null, details)
 
     # -- the report ---------------------------------------------------------------------------

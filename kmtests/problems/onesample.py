@@ -133,8 +133,10 @@ class OneSampleProblem(Problem):
     kind: ClassVar[str] = "one_sample"
     precomputed: ClassVar[bool] = False
     engine_scheme: ClassVar[str] = "pairing"
-    #: no arrangement keeps the null: multipliers, fresh samples of the model, or nothing
-    draws_kept: ClassVar[frozenset[str]] = frozenset({"multipliers", "samples", "nothing"})
+    #: no arrangement keeps the null: multipliers, fresh samples of the model, an
+    #: asymptotic law (FSSD's weighted chi-square), or nothing
+    draws_kept: ClassVar[frozenset[str]] = frozenset({"multipliers", "samples", "law",
+                                                      "nothing"})
     scheme: ClassVar[None] = None
 
     @classmethod

@@ -16,12 +16,13 @@ from ._base import TwoSampleResult as TwoSampleResult
 from .aggregated import AggregatedIndependenceResult as AggregatedIndependenceResult
 from .aggregated import AggregatedTwoSampleResult as AggregatedTwoSampleResult
 from .conditional import ConditionalIndependenceResult as ConditionalIndependenceResult
+from .goodness import AggregatedGoodnessOfFitResult as AggregatedGoodnessOfFitResult
 from .goodness import GoodnessOfFitResult as GoodnessOfFitResult
 from .joint import JointIndependenceResult as JointIndependenceResult
 from .lagged import CrossDependenceResult as CrossDependenceResult
 from .ksample import KSampleResult as KSampleResult
 
-__all__ = ["AggregatedIndependenceResult", "AggregatedTwoSampleResult",
+__all__ = ["AggregatedGoodnessOfFitResult", "AggregatedIndependenceResult", "AggregatedTwoSampleResult",
            "ConditionalIndependenceResult", "CrossDependenceResult", "GoodnessOfFitResult", "IndependenceResult", "JointIndependenceResult",
            "KSampleResult", "KernelTestResult", "RESULTS", "TwoSampleResult", "result_class"]
 

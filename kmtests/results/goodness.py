@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._base import KernelTestResult
+from .aggregated import _AggregatedReport, _summary_with_members
 
-__all__ = ["GoodnessOfFitResult"]
+__all__ = ["AggregatedGoodnessOfFitResult", "GoodnessOfFitResult"]
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -88,3 +89,46 @@ class GoodnessOfFitResult(KernelTestResult):
                                              f"({self.statistic_name})")
         return ax
 
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class AggregatedGoodnessOfFitResult(_AggregatedReport, GoodnessOfFitResult):
+    """Result of ``goodness_of_fit_test(..., statistic="ksdagg")``: KSDAgg, the members
+    (one per bandwidth) in ``members`` and :meth:`members_frame`, the level-corrected
+    threshold ``u`` in ``threshold``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from kmtests import goodness_of_fit_test
+    >>> x = np.random.default_rng(0).normal(0.3, 1.0, size=200)
+    >>> res = goodness_of_fit_test(x, model=stats.norm(), statistic="ksdagg",
+    ...                            levels=(-2, 2), n_resamples=499, rng=1)
+    >>> print(res.family, f"p = {res.pvalue:.3f}")
+    KSDAgg p = 0.002
+    >>> print(res.members_frame()[["bandwidth", "pvalue", "rejects"]].round(3))
+    ... # doctest: +NORMALIZE_WHITESPACE
+                  bandwidth  pvalue  rejects
+    member
+    imq bw=0.236      0.236   0.058    False
+    imq bw=0.472      0.472   0.006     True
+    imq bw=0.944      0.944   0.002     True
+    imq bw=1.89       1.889   0.002     True
+    imq bw=3.78       3.777   0.002     True
+    """
+
+    result_of: ClassVar[tuple[str, bool] | None] = ("one_sample", True)
+
+    def summary(self, alpha: float = 0.05, relevance: bool = False) -> Any:
+        summ = _summary_with_members(self, alpha, relevance)
+        exact = getattr(self.method, "name", "") == "monte_carlo"
+        how = ("samples drawn from the model (exact level)" if exact
+               else "wild-bootstrap multipliers (approximate level)")
+        summ.notes = [n.replace("members' permutation p-values (MMDAgg)",
+                                "members' p-values (KSDAgg)")
+                       .replace("over all arrangements", "over all draws")
+                       .replace("exact level, the members computed on the same permutations",
+                                f"the members computed on the same {how}")
+                      for n in summ.notes]
+        return summ

@@ -29,19 +29,21 @@ from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
 from .dhsic import DHSIC as DHSIC
+from .fssd import FSSD as FSSD
 from .hsic import KernelHSIC as KernelHSIC
 from .interpretable import MESCF as MESCF
 from .interpretable import NFSIC as NFSIC
 from .kci import KCI as KCI
 from .ksample import KSampleMMD as KSampleMMD
 from .ksd import KSD as KSD
+from .ksdagg import KSDAgg as KSDAgg
 from .lagged import LaggedHSIC as LaggedHSIC
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "DHSIC", "FormInfo", "KCI", "KSD", "KSampleMMD", "KernelForm", "KernelHSIC",
+__all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
            "LaggedHSIC",
            "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",

@@ -110,6 +110,11 @@ class KernelForm:
         """The weights of the chi-squares of the asymptotic null (descending)."""
         raise NotImplementedError(f"{type(self).__name__} has no chi-square null")
 
+    def chi2_shift(self) -> float:
+        """What every draw of the weighted chi-square is moved by (0: the V-statistics'
+        law ``sum_k lambda_k chi^2_1`` itself; a U-statistic's law is centred)."""
+        return 0.0
+
     def wild_null(self, rng: np.random.Generator, size: int, process: str, length: float,
                   n_jobs: int | None) -> np.ndarray:
         """`size` wild-bootstrap statistics, the multipliers drawn `WILD_DRAW` rows at a

@@ -32,7 +32,7 @@ import numpy as np
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import quadratic_forms
 from ..estimators import KME, KernelMeanEstimator
-from ..kernels import IMQ, Gaussian, Kernel
+from ..kernels import IMQ, Gaussian, Kernel, Matern32, Matern52
 from ._base import Prepared, Statistic
 from .forms import FormInfo, KernelForm
 from .null_laws import multipliers
@@ -40,11 +40,29 @@ from .null_laws import multipliers
 __all__ = ["KSD", "SteinForm", "SteinWitness", "kernel_gradient", "stein_gram"]
 
 #: the kernels whose Stein kernel is implemented (their derivatives in closed form)
-STEIN_KERNELS = (Gaussian, IMQ)
+STEIN_KERNELS = (Gaussian, IMQ, Matern32, Matern52)
+
+
+def _matern_derivatives(kernel: Kernel, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``phi'(rho)`` and ``4 rho phi''(rho)`` of a Matérn kernel ``k = phi(rho)``,
+    ``rho = r^2``, at the distances `r`: with
+    ``a = sqrt(3) / h`` (3/2) ``phi' = -a^2 e^{-a r} / 2`` and ``4 rho phi'' = a^3 r
+    e^{-a r}``; with ``a = sqrt(5) / h`` (5/2) ``phi' = -a^2 (1 + a r) e^{-a r} / 6`` and
+    ``4 rho phi'' = a^4 r^2 e^{-a r} / 3`` (finite at ``r = 0``: the kernels are once and
+    twice differentiable)."""
+    h = float(kernel.bandwidth)  # type: ignore[attr-defined]
+    if isinstance(kernel, Matern32):
+        a = np.sqrt(3.0) / h
+        e = np.exp(-a * r)
+        return -0.5 * a * a * e, a ** 3 * r * e
+    a = np.sqrt(5.0) / h
+    e = np.exp(-a * r)
+    return -(a * a / 6.0) * (1.0 + a * r) * e, (a ** 4 / 3.0) * r * r * e
 
 
 def stein_gram(kernel: Kernel, x: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """The Stein kernel matrix ``H_ij = h_p(x_i, x_j)`` of a fitted Gaussian or IMQ kernel.
+    """The Stein kernel matrix ``H_ij = h_p(x_i, x_j)`` of a fitted Gaussian, IMQ or Matérn
+    (3/2, 5/2) kernel.
 
     ``x`` (n x d) the points, ``s`` (n x d) the score at them. Differences are formed from
     the centred points (the matrix does not depend on the data's offset).
@@ -60,6 +78,11 @@ def stein_gram(kernel: Kernel, x: np.ndarray, s: np.ndarray) -> np.ndarray:
     K = kernel.gram(x)
     if isinstance(kernel, Gaussian):
         return K * (s @ s.T + (A - B) / h2 + d / h2 - D2 / (h2 * h2))
+    if isinstance(kernel, (Matern32, Matern52)):
+        # a radial kernel k = phi(rho), rho = ||x - y||^2: grad_x k = 2 phi' (x - y) and
+        # tr grad_x grad_y k = -2 d phi' - 4 rho phi''
+        d1, rho_d2 = _matern_derivatives(kernel, np.sqrt(D2))
+        return K * (s @ s.T) - 2.0 * d1 * (A - B) - 2.0 * d * d1 - rho_d2
     beta = -0.5  # IMQ: k = u^beta, u = 1 + ||r||^2 / h^2
     u = 1.0 + D2 / h2
     k1 = K / u                           # u^(beta - 1)
@@ -69,13 +92,17 @@ def stein_gram(kernel: Kernel, x: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def kernel_gradient(kernel: Kernel, x: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``grad_x k(x_i, t_j)`` of a fitted Gaussian or IMQ kernel, shape ``(m, n, d)``."""
+    """``grad_x k(x_i, t_j)`` of a fitted Gaussian, IMQ or Matérn kernel, shape
+    ``(m, n, d)``."""
     bw = float(kernel.bandwidth)  # type: ignore[attr-defined]
     h2 = bw * bw
     r = x[None, :, :] - t[:, None, :]                       # (m, n, d): x_i - t_j
     K = kernel.gram(t, x)                                    # (m, n)
     if isinstance(kernel, Gaussian):
         return -(r / h2) * K[:, :, None]
+    if isinstance(kernel, (Matern32, Matern52)):
+        d1, _ = _matern_derivatives(kernel, np.sqrt(np.einsum("mnd,mnd->mn", r, r)))
+        return 2.0 * d1[:, :, None] * r
     u = 1.0 + np.einsum("mnd,mnd->mn", r, r) / h2
     return -(r / h2) * (K / u)[:, :, None]                  # 2 beta u^(beta-1) r/h2, beta=-1/2
 
@@ -118,21 +145,39 @@ class SteinForm(KernelForm):
                 "method='wild' (default) or 'monte_carlo' (fresh samples of the model).")
 
     @classmethod
+    def chi2_refusal(cls, info: FormInfo, default_method: str) -> str | None:
+        return ("method='chi2' is FSSD's asymptotic null (statistic='fssd'); the kernel "
+                "Stein discrepancy takes method='wild' (default) or 'monte_carlo' (fresh "
+                "samples of the model).")
+
+    @classmethod
     def wild_refusal(cls, info: FormInfo, process: str, statistic: Any) -> str | None:
         return None
 
     @cached_property
-    def _diagonal(self) -> np.ndarray:
-        return np.diagonal(self.Kc).copy()
+    def _off_diagonal(self) -> np.ndarray:
+        """``H`` with a zero diagonal (itself when it has one): the U-statistic's quadratic
+        forms without the diagonal, which at a small bandwidth is many orders of magnitude
+        larger than the statistic (subtracting it afterwards cancels every digit)."""
+        if not np.any(np.diagonal(self.Kc)):
+            return self.Kc
+        H = self.Kc.copy()
+        np.fill_diagonal(H, 0.0)
+        return H
 
     def _wild_block(self, rng: np.random.Generator, b: int, process: str, length: float,
                     n_jobs: int | None) -> np.ndarray:
         n = self.Kc.shape[0]
-        W = multipliers(rng, b, n, process, length, centred=False)
-        q = quadratic_forms(self.Kc, W, n_jobs)
+        return self.wild_given(multipliers(rng, b, n, process, length, centred=False), n_jobs)
+
+    def wild_given(self, W: np.ndarray, n_jobs: int | None) -> np.ndarray:
+        """The statistic on each row of the multipliers ``W`` (``b x n``):
+        ``sum_{i != j} W_i W_j h_p(x_i, x_j) / (n (n - 1))`` (U), or with the diagonal
+        over ``n^2`` (V)."""
+        n = self.Kc.shape[0]
         if not self.unbiased:
-            return q / (n * n)
-        return (q - (W * W) @ self._diagonal) / (n * (n - 1))
+            return quadratic_forms(self.Kc, W, n_jobs) / (n * n)
+        return quadratic_forms(self._off_diagonal, W, n_jobs) / (n * (n - 1))
 
 
 class KSD(Statistic):
@@ -141,7 +186,8 @@ class KSD(Statistic):
     Parameters
     ----------
     kernel : Kernel
-        A Gaussian or IMQ kernel (a ``"median"`` bandwidth is fitted on the sample).
+        A Gaussian, IMQ or Matérn (3/2, 5/2) kernel (a ``"median"`` bandwidth is fitted on
+        the sample).
     unbiased : bool
         U-form (diagonal dropped) or V-form.
     """
@@ -157,8 +203,8 @@ class KSD(Statistic):
     def __init__(self, kernel: Kernel, unbiased: bool = True) -> None:
         if not isinstance(kernel, STEIN_KERNELS):
             raise ValueError(f"the Stein kernel needs the kernel's derivatives, which kmtests "
-                             f"has for kernel='gaussian' and 'imq'; got the {kernel.name!r} "
-                             "kernel.")
+                             f"has for kernel='imq', 'gaussian', 'matern32' and 'matern52'; "
+                             f"got the {kernel.name!r} kernel.")
         self.kernel = kernel
         self.unbiased = unbiased
         self.estimator = KME()
@@ -199,7 +245,10 @@ class KSD(Statistic):
         H = stein_gram(self.kernel, problem.x, problem.scores)
         n = problem.n
         if self.unbiased:
-            t = (float(H.sum()) - float(np.trace(H))) / (n * (n - 1))
+            # the diagonal dropped before summing: h_p(x, x) grows like d / h^2 and, at a
+            # small bandwidth, sum(H) - trace(H) cancels every digit of the statistic
+            np.fill_diagonal(H, 0.0)
+            t = float(H.sum()) / (n * (n - 1))
         else:
             t = float(H.sum()) / (n * n)
         scale = float(np.max(np.abs(H))) if H.size else 0.0

@@ -79,11 +79,11 @@ class _Test:
 #: engines of an asymptotic normal null, which take no permutation options
 _NORMAL_ENGINES = ("block", "linear")
 #: the null of a kind's test when `method` is not given (others: permutations)
-_DEFAULT_NULL = {"conditional": "gamma"}
+_DEFAULT_NULL = {"conditional": "gamma", "one_sample": "wild"}
 #: nulls computed without random draws: the tests take no `n_resamples` nor `rng`
 _DETERMINISTIC = ("normal", "gamma")
 #: the scenario kinds whose test has no `estimator=` (their rows say "kme")
-_NO_ESTIMATOR = ("joint", "conditional")
+_NO_ESTIMATOR = ("joint", "conditional", "one_sample")
 
 
 def _null_of(kwargs: Mapping[str, Any], kind: str = "two_sample") -> str:
@@ -118,6 +118,7 @@ TESTS: dict[tuple[str, bool], tuple[str, str]] = {
     ("k_sample", False): ("ksample", "k_sample_test"),
     ("joint", False): ("joint", "joint_independence_test"),
     ("conditional", False): ("conditional", "conditional_independence_test"),
+    ("one_sample", False): ("goodness", "goodness_of_fit_test"),
     ("two_sample", True): ("aggregated", "aggregated_two_sample_test"),
     ("independence", True): ("aggregated", "aggregated_independence_test"),
 }
@@ -176,10 +177,14 @@ def _run_task(scenario: Scenario, n: int, effect: float, rep: int, seed: np.rand
     for est, label in zip(estimators, labels):
         # the same permutation stream for every estimator: common random numbers
         if isinstance(est, _Test):
+            if scenario.model_factory is not None and est.function is None:  # goodness of fit
+                est = dataclasses.replace(est, kwargs={"model": scenario.model, **est.kwargs})
             res = est.run(data, scenario.kind, n_resamples, np.random.default_rng(perm_seed))
         else:
             kw = test_kwargs if scenario.kind in _NO_ESTIMATOR else {"estimator": est,
                                                                     **test_kwargs}
+            if scenario.model_factory is not None:  # the model of a goodness-of-fit sample
+                kw = {"model": scenario.model, **kw}
             res = _call(test, data, _null_of(test_kwargs, scenario.kind), n_resamples,
                         np.random.default_rng(perm_seed), kw)
         if not (hasattr(res, "statistic") and hasattr(res, "pvalue")):
@@ -357,6 +362,19 @@ def _check_scenario_design(scen: Scenario, sizes: list[int], effs: list[float]) 
         scen.sample(min(sizes), e, 0)
 
 
+def _describe_model(model: Any) -> dict[str, Any]:
+    """A goodness-of-fit scenario's model for the checkpoint: its family and parameters."""
+    dist = getattr(model, "dist", None)
+    name = getattr(dist, "name", None) or type(model).__name__
+    args = [np.asarray(a).tolist() for a in getattr(model, "args", ())]
+    kwds = {k: np.asarray(v).tolist() for k, v in getattr(model, "kwds", {}).items()}
+    for attr in ("mean", "cov"):  # multivariate_normal keeps its parameters as attributes
+        value = getattr(model, attr, None)
+        if isinstance(value, np.ndarray):
+            kwds[attr] = value.tolist()
+    return {"family": name, "args": args, "kwds": kwds}
+
+
 def _checkpoint_settings(study: _Study, root: np.random.SeedSequence,
                          label: str | None) -> dict[str, Any]:
     """What gives a row of the study its meaning, as recorded in the checkpoint file.
@@ -371,7 +389,9 @@ def _checkpoint_settings(study: _Study, root: np.random.SeedSequence,
     settings = {
         "kmtests": __version__,
         "scenario": {"name": scen.name, "kind": scen.kind, "max_n": scen.max_n,
-                     "sampler": canonical(scen.sampler, "scenario.sampler", vouched=vouched)},
+                     "sampler": canonical(scen.sampler, "scenario.sampler", vouched=vouched),
+                     **({"model": _describe_model(scen.model)}
+                        if scen.model_factory is not None else {})},
         "seed": _seed_settings(root),
         "n_resamples": study.n_resamples,
         "test_kwargs": canonical({k: v for k, v in study.test_kwargs.items()
