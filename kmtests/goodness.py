@@ -72,12 +72,13 @@ def goodness_of_fit_test(
         ``(1 + sqrt(5) r / h + 5 r^2 / (3 h^2)) exp(-sqrt(5) r / h)``).
     bandwidth : "median" or float
         Its bandwidth ``h``: the median heuristic on the sample (default) or a value.
-    statistic : {"unbiased", "biased", "ksdagg"}, optional
-        The U-form ``KSD^2_u`` (default), the V-form ``KSD^2_b``, or KSDAgg
+    statistic : {"unbiased", "biased", "ksdagg", "fssd"}, optional
+        The U-form ``KSD^2_u`` (default), the V-form ``KSD^2_b``, KSDAgg
         (Schrab, Guedj & Gretton, 2022): the U-form over a collection of
         bandwidths, all computed on the same draws and combined by the weighted
         minimum of their p-values with MMDAgg's level correction
-        (:mod:`kmtests.statistics.ksdagg`); the result lists the members.
+        (:mod:`kmtests.statistics.ksdagg`; the result lists the members), or the
+        linear-time FSSD at learned locations (see `n_locations`).
     levels : (int, int), optional
         KSDAgg's collection ``2^l h`` for ``l`` from ``levels[0]`` to
         ``levels[1]``, ``h`` the `bandwidth` (the median heuristic by default);
