@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from ._plan import Plan
-from ._validation import check_choice, check_positive_int
+from ._validation import check_choice, check_positive_int, positive_grid
 from .engines import resolve_engine
 from .estimators import KernelMeanEstimator, resolve_estimator
 from .kernels import Kernel, resolve_kernel
@@ -91,15 +91,7 @@ def _kernels_for(kernel: Any, bandwidths: Any, data: np.ndarray, name: str,
     elif isinstance(bandwidths, numbers.Integral) and not isinstance(bandwidths, bool):
         grid = bandwidth_grid(data, int(bandwidths))
     else:
-        if isinstance(bandwidths, (str, bool)):
-            raise ValueError(msg)
-        try:
-            grid = np.atleast_1d(np.asarray(bandwidths, dtype=np.float64))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(msg) from exc
-        if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) \
-                or np.any(grid <= 0) or np.unique(grid).size != grid.size:
-            raise ValueError(msg)
+        grid = positive_grid(bandwidths, msg)
     from .kernels import _BandwidthKernel  # noqa: PLC0415 - a private class of kernels
 
     assert isinstance(kern, _BandwidthKernel)  # has_bandwidth

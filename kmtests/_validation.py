@@ -340,3 +340,18 @@ def check_variances(value: Any, d: int, name: str) -> np.ndarray:
         raise ValueError(f"`{name}` must be a non-negative finite number or {d} of them "
                          f"(one per column); got {shown(value)}.")
     return v
+
+
+def positive_grid(values: Any, message: str) -> np.ndarray:
+    """Distinct positive finite numbers as a 1-d array (a grid of bandwidths or
+    parameters), else a ValueError with `message`."""
+    if isinstance(values, (str, bool)):
+        raise ValueError(message)
+    try:
+        grid = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(message) from exc
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) \
+            or np.any(grid <= 0) or np.unique(grid).size != grid.size:
+        raise ValueError(message)
+    return grid

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .._validation import positive_grid
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME, KernelMeanEstimator
 from ..kernels import Kernel
@@ -75,18 +76,8 @@ def _check_levels(levels: Any) -> tuple[int, int]:
 
 
 def _check_grid(bandwidths: Any) -> np.ndarray:
-    msg = (f"`grid` must be distinct positive numbers (KSDAgg's bandwidths); got "
-           f"{bandwidths!r}.")
-    if isinstance(bandwidths, (str, bool)):
-        raise ValueError(msg)
-    try:
-        grid = np.atleast_1d(np.asarray(bandwidths, dtype=np.float64))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(msg) from exc
-    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) \
-            or np.any(grid <= 0) or np.unique(grid).size != grid.size:
-        raise ValueError(msg)
-    return grid
+    return positive_grid(bandwidths, f"`grid` must be distinct positive numbers (KSDAgg's "
+                         f"bandwidths); got {bandwidths!r}.")
 
 
 _WEIGHTS = ("uniform", "increasing", "decreasing", "centred")
