@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -77,10 +77,25 @@ class KernelForm:
     #: the V-statistic it is called in messages (e.g. ``MMD^2_b``)
     biased_name: ClassVar[str] = "(V-form)"
 
+    #: the null laws (``"gamma"``, ``"chi2"``, ``"wild"``) it always admits, and those it
+    #: always refuses with the reason; the others are judged by the classmethods below
+    admits: ClassVar[frozenset[str]] = frozenset()
+    refusals: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def _declared(cls, law: str) -> tuple[bool, str | None]:
+        """Whether the form declares `law` admitted or refused, and the refusal."""
+        if law in cls.admits:
+            return True, None
+        return law in cls.refusals, cls.refusals.get(law)
+
     # -- which null laws apply (classmethods: decided before anything is computed) -----------
     @classmethod
     def gamma_refusal(cls, info: FormInfo, moments: str, problem: Any) -> str | None:
         """Why the gamma approximation does not apply (None: it does)."""
+        declared, why = cls._declared("gamma")
+        if declared:
+            return why
         if info.unbiased or not info.kme or info.marginalized:
             fix = ("estimator='kme'" if not info.unbiased
                    else "statistic='biased' with estimator='kme'")
@@ -92,6 +107,9 @@ class KernelForm:
     @classmethod
     def chi2_refusal(cls, info: FormInfo, default_method: str) -> str | None:
         """Why the weighted chi-square does not apply (None: it does)."""
+        declared, why = cls._declared("chi2")
+        if declared:
+            return why
         return ("method='chi2' approximates the null of the V-statistics HSIC_b and KCI; the "
                 f"test computes {info.name}: use statistic='biased' with estimator='kme' for "
                 f"HSIC, or method={default_method!r}.")
@@ -99,7 +117,8 @@ class KernelForm:
     @classmethod
     def wild_refusal(cls, info: FormInfo, process: str, statistic: Any) -> str | None:
         """Why the wild bootstrap does not apply (None: it does)."""
-        return _WILD_KME.format(name=info.name)
+        declared, why = cls._declared("wild")
+        return why if declared else _WILD_KME.format(name=info.name)
 
     # -- the numbers ----------------------------------------------------------------------------
     def gamma(self, t: float, moments: str) -> tuple[float, dict[str, Any]]:

@@ -86,20 +86,13 @@ class FSSDForm(KernelForm):
     kind: ClassVar[str] = "fssd"
     biased_name: ClassVar[str] = "FSSD^2"
 
-    @classmethod
-    def gamma_refusal(cls, info: FormInfo, moments: str, problem: Any) -> str | None:
-        return ("method='gamma' has no approximation of FSSD's null here; use method='chi2' "
-                "(default, its asymptotic weighted chi-square) or 'monte_carlo'.")
-
-    @classmethod
-    def chi2_refusal(cls, info: FormInfo, default_method: str) -> str | None:
-        return None
-
-    @classmethod
-    def wild_refusal(cls, info: FormInfo, process: str, statistic: Any) -> str | None:
-        return ("method='wild' bootstraps the quadratic statistics of the Stein kernel "
+    admits: ClassVar[frozenset[str]] = frozenset({"chi2"})
+    refusals: ClassVar[Mapping[str, str]] = {
+        "gamma": "method='gamma' has no approximation of FSSD's null here; use method='chi2' "
+                 "(default, its asymptotic weighted chi-square) or 'monte_carlo'.",
+        "wild": "method='wild' bootstraps the quadratic statistics of the Stein kernel "
                 "matrix; FSSD's null is its weighted chi-square: use method='chi2' (default) "
-                "or 'monte_carlo'.")
+                "or 'monte_carlo'."}
 
     def chi2_weights(self) -> np.ndarray:
         omega = np.linalg.eigvalsh(self.Kc)[::-1]

@@ -139,20 +139,13 @@ class SteinForm(KernelForm):
     kind: ClassVar[str] = "stein"
     biased_name: ClassVar[str] = "KSD^2_b"
 
-    @classmethod
-    def gamma_refusal(cls, info: FormInfo, moments: str, problem: Any) -> str | None:
-        return ("method='gamma' has no approximation of the KSD's null here; use "
-                "method='wild' (default) or 'monte_carlo' (fresh samples of the model).")
-
-    @classmethod
-    def chi2_refusal(cls, info: FormInfo, default_method: str) -> str | None:
-        return ("method='chi2' is FSSD's asymptotic null (statistic='fssd'); the kernel "
+    admits: ClassVar[frozenset[str]] = frozenset({"wild"})
+    refusals: ClassVar[Mapping[str, str]] = {
+        "gamma": "method='gamma' has no approximation of the KSD's null here; use "
+                 "method='wild' (default) or 'monte_carlo' (fresh samples of the model).",
+        "chi2": "method='chi2' is FSSD's asymptotic null (statistic='fssd'); the kernel "
                 "Stein discrepancy takes method='wild' (default) or 'monte_carlo' (fresh "
-                "samples of the model).")
-
-    @classmethod
-    def wild_refusal(cls, info: FormInfo, process: str, statistic: Any) -> str | None:
-        return None
+                "samples of the model)."}
 
     @cached_property
     def _off_diagonal(self) -> np.ndarray:
