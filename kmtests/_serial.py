@@ -227,38 +227,72 @@ def _unshift(c: np.ndarray) -> np.ndarray:
     gain = csum * csum * m / (k * (m - k))              # between-segment sum of squares
     cut = np.argmax(gain, axis=0) + 1
     out = c.copy()
-    for j, kj in enumerate(cut):
-        out[:kj, j] -= out[:kj, j].mean()
-        out[kj:, j] -= out[kj:, j].mean()
+    add = np.add.reduce  # np.mean's sum and division, without its per-call overhead
+    for j, kj in enumerate(cut.tolist()):
+        out[:kj, j] -= add(out[:kj, j]) / kj
+        out[kj:, j] -= add(out[kj:, j]) / (m - kj)
     return out
 
 
 def _ranks(a: np.ndarray) -> np.ndarray:
-    """The ranks of each column, ties given their average rank."""
-    out = np.empty(a.shape, dtype=np.float64)
-    for j in range(a.shape[1]):
-        values, inverse, counts = np.unique(a[:, j], return_inverse=True, return_counts=True)
-        out[:, j] = (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
-    return out
+    """The ranks of each column, ties given their average rank.
+
+    One stable ``argsort`` of all columns (without ties the ranks are ``1, ..., m``); a
+    run of ``c`` tied values from sorted position ``p`` gets ``p + (c + 1) / 2``, the
+    numbers of ``np.unique``'s counts (half-integers: exact).
+    """
+    m = a.shape[0]
+    at = np.ascontiguousarray(a.T)  # columns as rows: contiguous sorts
+    order = np.argsort(at, axis=1, kind="stable")
+    out = np.empty(at.shape, dtype=np.float64)
+    np.put_along_axis(out, order, np.arange(1, m + 1, dtype=np.float64)[None, :], axis=1)
+    s = np.take_along_axis(at, order, axis=1)
+    for j in np.flatnonzero(np.any(s[:, 1:] == s[:, :-1], axis=1)):
+        # runs of tied values in sorted order: positions p..p+c-1 share rank p + (c+1)/2
+        first = np.ones(m, dtype=bool)
+        np.not_equal(s[j, 1:], s[j, :-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        counts = np.diff(np.append(starts, m))
+        out[j, order[j]] = np.repeat(starts + (counts + 1) / 2.0, counts)
+    return np.ascontiguousarray(out.T)
 
 
 def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
     """Lag-1 autocorrelations of the ranks of the columns of `a` and of their distances to
     the median (level and volatility), within windows."""
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 1:
-        a = a[:, None]
-    a = a[:, :_MAX_COLUMNS * 4]
-    top = np.max(np.abs(a), axis=0)
-    a = a / np.where(top > 0, top, 1.0)      # (squares of huge data must not overflow)
-    num = np.zeros(2 * a.shape[1])
-    den = np.zeros(2 * a.shape[1])
+    return _lag1_many([a], windows)[0]
+
+
+def _lag1_many(arrays: list[np.ndarray], windows: tuple[int, ...]) -> list[np.ndarray]:
+    """:func:`_lag1` of each array (the same rows), their columns side by side in one pass.
+
+    Every step is column by column (ranks, medians, the best shift, the sums over the
+    rows), so each array's numbers are those of its own call (checked in the tests); an
+    array with a sorted column (within a window) gets zeros, as alone.
+    """
+    parts = []
+    for a in arrays:
+        a = np.asarray(a, dtype=np.float64)
+        if a.ndim == 1:
+            a = a[:, None]
+        a = a[:, :_MAX_COLUMNS * 4]
+        top = np.max(np.abs(a), axis=0)
+        parts.append(a / np.where(top > 0, top, 1.0))  # (squares of huge data must not overflow)
+    widths = [p.shape[1] for p in parts]
+    bounds = np.cumsum([0] + widths)
+    a = parts[0] if len(parts) == 1 else np.hstack(parts)
+    c = a.shape[1]
+    num = np.zeros(2 * c)
+    den = np.zeros(2 * c)
+    sorted_ = np.zeros(len(parts), dtype=bool)
     edges = np.cumsum((0,) + (windows or (a.shape[0],)))
     for lo, hi in zip(edges[:-1], edges[1:]):
         w = a[lo:hi]
         d = np.diff(w, axis=0)
-        if np.any(np.all(d >= 0, axis=0) | np.all(d <= 0, axis=0)):
-            return np.zeros(2 * a.shape[1])  # a sorted column: the order is not time
+        mono = np.all(d >= 0, axis=0) | np.all(d <= 0, axis=0)
+        sorted_ |= np.logical_or.reduceat(mono, bounds[:-1]) if c else False
+        if np.all(sorted_):
+            break  # a sorted column: the order is not time
         # ranks (ties averaged) of the values and of their distances to the median: a
         # few huge values of heavy-tailed i.i.d. data must not look like dependence
         v = _ranks(np.abs(w - np.median(w, axis=0)))
@@ -268,7 +302,11 @@ def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
         den += np.sum(both * both, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-    return r
+    out = []
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        out.append(np.zeros(2 * (hi - lo)) if sorted_[k]
+                   else np.concatenate([r[lo:hi], r[c + lo:c + hi]]))
+    return out
 
 
 #: warn when the lag-1 autocorrelation (two samples) or the product of the two variables'
@@ -288,7 +326,7 @@ def lag1_evidence(a: np.ndarray, windows: tuple[int, ...] = ()) -> tuple[bool, s
 def paired_lag1_evidence(x: np.ndarray, y: np.ndarray) -> tuple[bool, str] | None:
     """The same for two paired series: both autocorrelated, in the same direction."""
     n = int(np.asarray(x).shape[0])
-    rx, ry = _lag1(x, ()), _lag1(y, ())
+    rx, ry = _lag1_many([x, y], ())
     sig = 4.0 / math.sqrt(n)
     if not (np.max(np.abs(rx)) >= sig and np.max(np.abs(ry)) >= sig):
         return None
