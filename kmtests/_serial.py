@@ -235,26 +235,31 @@ def _unshift(c: np.ndarray) -> np.ndarray:
 
 
 def _ranks(a: np.ndarray) -> np.ndarray:
-    """The ranks of each column, ties given their average rank.
+    """The ranks of each column, ties given their average rank."""
+    return np.ascontiguousarray(_row_ranks(np.ascontiguousarray(a.T))[0].T)
 
-    One stable ``argsort`` of all columns (without ties the ranks are ``1, ..., m``); a
+
+def _row_ranks(at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks of each row of the C-contiguous `at` (ties averaged), and the rows sorted.
+
+    One stable ``argsort`` of all rows (without ties the ranks are ``1, ..., m``); a
     run of ``c`` tied values from sorted position ``p`` gets ``p + (c + 1) / 2``, the
     numbers of ``np.unique``'s counts (half-integers: exact).
     """
-    m = a.shape[0]
-    at = np.ascontiguousarray(a.T)  # columns as rows: contiguous sorts
+    rows, m = at.shape
     order = np.argsort(at, axis=1, kind="stable")
-    out = np.empty(at.shape, dtype=np.float64)
-    np.put_along_axis(out, order, np.arange(1, m + 1, dtype=np.float64)[None, :], axis=1)
-    s = np.take_along_axis(at, order, axis=1)
-    for j in np.flatnonzero(np.any(s[:, 1:] == s[:, :-1], axis=1)):
-        # runs of tied values in sorted order: positions p..p+c-1 share rank p + (c+1)/2
+    flat = order + (np.arange(rows) * m)[:, None]  # positions in the flattened rows
+    srt = at.ravel()[flat]
+    out = np.empty(rows * m)
+    out[flat] = np.arange(1, m + 1, dtype=np.float64)
+    out = out.reshape(rows, m)
+    for j in np.flatnonzero(np.any(srt[:, 1:] == srt[:, :-1], axis=1)):
         first = np.ones(m, dtype=bool)
-        np.not_equal(s[j, 1:], s[j, :-1], out=first[1:])
+        np.not_equal(srt[j, 1:], srt[j, :-1], out=first[1:])
         starts = np.flatnonzero(first)
         counts = np.diff(np.append(starts, m))
         out[j, order[j]] = np.repeat(starts + (counts + 1) / 2.0, counts)
-    return np.ascontiguousarray(out.T)
+    return out, srt
 
 
 def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
@@ -287,17 +292,24 @@ def _lag1_many(arrays: list[np.ndarray], windows: tuple[int, ...]) -> list[np.nd
     sorted_ = np.zeros(len(parts), dtype=bool)
     edges = np.cumsum((0,) + (windows or (a.shape[0],)))
     for lo, hi in zip(edges[:-1], edges[1:]):
-        w = a[lo:hi]
-        d = np.diff(w, axis=0)
-        mono = np.all(d >= 0, axis=0) | np.all(d <= 0, axis=0)
+        wt = np.ascontiguousarray(a[lo:hi].T)  # the columns as rows
+        m = wt.shape[1]
+        d = np.diff(wt, axis=1)
+        mono = np.all(d >= 0, axis=1) | np.all(d <= 0, axis=1)
         sorted_ |= np.logical_or.reduceat(mono, bounds[:-1]) if c else False
         if np.all(sorted_):
             break  # a sorted column: the order is not time
         # ranks (ties averaged) of the values and of their distances to the median: a
         # few huge values of heavy-tailed i.i.d. data must not look like dependence
-        v = _ranks(np.abs(w - np.median(w, axis=0)))
-        w = _ranks(w)
-        both = _unshift(np.hstack([w - w.mean(axis=0), v - v.mean(axis=0)]))
+        rw, srt = _row_ranks(wt)
+        # np.median's numbers from the sorted rows: the middle one or the mean of two
+        med = srt[:, m // 2] if m % 2 else (srt[:, m // 2 - 1] + srt[:, m // 2]) / 2.0
+        rv, _ = _row_ranks(np.abs(wt - med[:, None]))
+        # centred ranks (the mean of ranks is (m + 1) / 2 with or without ties: exact),
+        # back to rows in time order, C-contiguous for the sums below
+        ranks = np.vstack([rw, rv])
+        ranks -= (m + 1) / 2.0
+        both = _unshift(np.ascontiguousarray(ranks.T))
         num += np.sum(both[1:] * both[:-1], axis=0)
         den += np.sum(both * both, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
