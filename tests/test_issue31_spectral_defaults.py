@@ -74,3 +74,16 @@ def test_median_of_pairs_is_np_median_of_the_pairs(n, d):
               (gen.random((n, d)) < 0.2).astype(float)):
         want = kernels._median_sq(kernels._pair_sqdist(z))
         assert kernels._median_of_pairs(z) == want
+
+
+@pytest.mark.parametrize("m", [4, 5, 50, 201])
+def test_unshift_of_centred_ranks_reads_the_loop_s_numbers(m):
+    gen = np.random.default_rng(m)
+    cols = np.column_stack([gen.normal(size=m), np.round(gen.normal(size=m)),
+                            np.r_[np.zeros(m // 2), np.ones(m - m // 2)],  # a shift
+                            np.zeros(m)])  # all ties: sums of 0
+    ranks = _serial._ranks(cols) - (m + 1) / 2.0
+    fast = _serial._unshift(ranks, exact_sums=True)
+    loop = _serial._unshift(ranks)
+    assert np.array_equal(fast, loop)
+    assert np.array_equal(np.signbit(fast), np.signbit(loop))
