@@ -86,9 +86,11 @@ def _centred(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mean from ``eps * |offset|`` to ``eps * spread``: after it, a large offset
     of the data leaves no trace in the centred values.
     """
-    m = z.mean(axis=0)
+    n = z.shape[0]
+    add = np.add.reduce  # ndarray.mean's sum and division, without its per-call overhead
+    m = add(z, axis=0) / n if n else z.mean(axis=0)
     zc = z - m
-    corr = zc.mean(axis=0)
+    corr = add(zc, axis=0) / n if n else zc.mean(axis=0)
     zc -= corr
     return zc, m + corr
 
