@@ -106,6 +106,10 @@ class Features:
         positive semi-definite ``P`` the features approximate (linear and distance
         kernels: ``P`` is computed from the centred data; see
         :mod:`kmtests.engines.tiles`). They vanish from every KME statistic.
+    trace_share : float or None
+        Nyström with a rank read off the spectrum: the share of the trace of the
+        landmarks' Gram matrix that the kept eigenvalues hold at least (None: every
+        eigenvalue above the tolerance kept).
     """
 
     phi: np.ndarray
@@ -116,16 +120,19 @@ class Features:
     a: np.ndarray | None = None
     c: float = 0.0
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    trace_share: float | None = None
 
     @classmethod
     def centred(cls, phi: np.ndarray, method: str, n_features: int,
-                a: np.ndarray | None = None, c: float = 0.0) -> "Features":
+                a: np.ndarray | None = None, c: float = 0.0,
+                trace_share: float | None = None) -> "Features":
         """From uncentred features (centred in place); `a`, `c` the offsets of the kernel
         relative to the one the features approximate (``K = P + a1' + 1a' + c``,
         :mod:`kmtests.engines.tiles`)."""
         mean = phi.mean(axis=0)
         phi -= mean
-        return cls(phi, mean, method, n_features, phi.shape[1], a, c)
+        return cls(phi, mean, method, n_features, phi.shape[1], a, c,
+                   trace_share=trace_share)
 
     @property
     def n(self) -> int:
@@ -198,7 +205,7 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
     if not np.all(np.isfinite(phi)):
         raise ValueError(f"{kernel.phrase()} has non-finite values between the points and "
                          "the Nyström landmarks.")
-    return Features.centred(phi, "nystrom", m, tiles.a, tiles.c)
+    return Features.centred(phi, "nystrom", m, tiles.a, tiles.c, trace_share=trace_share)
 
 
 def check_rff_kernel(kernel: Any) -> None:
@@ -492,8 +499,11 @@ def _info(engine: str, feats: list[Features]) -> str:
 
     what = "landmarks" if engine == "nystrom" else "features"
     each = " each" if len(feats) > 1 else ""
+    share = feats[0].trace_share
+    chosen = (f" (the smallest holding {share:.1%} of the trace of the landmarks' kernel "
+              "matrix; n_features sets it)" if share is not None else "")
     return (f"{joined([f.n_features for f in feats])} {what}{each}, rank "
-            f"{joined([f.rank for f in feats])}, approximate statistic")
+            f"{joined([f.rank for f in feats])}{chosen}, approximate statistic")
 
 
 def lowrank_batch(n: int, n_resamples: int) -> int:
@@ -570,10 +580,6 @@ class _LowRank(Engine):
         out = super().notes(statistic, n, permutations)
         if self.clip_note(n):
             out.append(self.clip_note(n))
-        if self.trace_share is not None:
-            out.append(f"the Nyström rank is the smallest that keeps "
-                       f"{self.trace_share:.1%} of the trace of the landmarks' kernel matrix "
-                       "(n_features sets the rank)")
         out.append(f"approximate statistic: {statistic} of the {_LABEL[self.name]} "
                    "approximation of the kernel" + (
                        "; the permutation p-value is exact for this statistic, not for the "
