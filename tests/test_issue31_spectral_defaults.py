@@ -86,3 +86,19 @@ def test_unshift_of_centred_ranks_reads_the_loop_s_numbers(m):
     loop = _serial._unshift(ranks)
     assert np.array_equal(fast, loop)
     assert np.array_equal(np.signbit(fast), np.signbit(loop))
+
+
+@pytest.mark.slow
+def test_level_of_the_default_nystrom_rank():
+    # the rank read off the landmarks' spectrum is a function of the pooled sample (and of
+    # `rng`): the permutation test of the approximate statistic keeps its level
+    from scipy import stats
+
+    reps, rej = 300, 0
+    for r in range(reps):
+        g = np.random.default_rng(2000 + r)
+        x, y = g.normal(size=(40, 4)), g.normal(size=(40, 4))
+        rej += kmtests.two_sample_test(x, y, engine="nystrom", n_resamples=99,
+                                       rng=r).pvalue <= 0.05
+    lo, hi = stats.binom.ppf([0.005, 0.995], reps, 0.05)
+    assert lo <= rej <= hi, rej
