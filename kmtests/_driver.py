@@ -105,6 +105,13 @@ def prepare(problem: Any, statistic: Statistic, engine: Any, tuning: str
     return prepared, observed, seconds, params
 
 
+def _permutes(method: NullMethod) -> bool:
+    """Whether `method` runs the permutation loop (the one reader of the slow advice)."""
+    from .null import PermutationMethod
+
+    return isinstance(method, PermutationMethod)
+
+
 def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tuning: str
         ) -> KernelTestResult:
     """Run a test (see the module docs)."""
@@ -114,7 +121,7 @@ def run(problem: Any, statistic: Statistic, engine: Any, method: NullMethod, tun
     rng = method.source_of_randomness
     prepared = statistic.prepare(problem, engine, tuning, rng)
     prepared.combination = resolve_combination(prepared.combination)  # a name: its object
-    if prepared.slow_advice is None:
+    if prepared.slow_advice is None and _permutes(method):  # read by the permutation loop only
         prepared.slow_advice = statistic.slow_advice(problem, engine, tuning)
     if prepared.on_sample is None and hasattr(problem, "with_sample"):
         prepared.on_sample = lambda data, jobs: statistic.prepare(

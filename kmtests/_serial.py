@@ -358,10 +358,20 @@ def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> Auto
     return out
 
 
-def _unshift(c: np.ndarray) -> np.ndarray:
+#: below this many rows, centred ranks (half-integers) have sums of at most 2^52 in
+#: absolute value: every partial sum is exact, whatever the order of the additions
+_EXACT_RANK_ROWS = 2**25
+
+
+def _unshift(c: np.ndarray, exact_sums: bool = False) -> np.ndarray:
     """Centred columns minus their best single shift in mean (the split that explains
     most of the variance): a sample made by concatenating two groups (e.g. the two
-    components of a mixture) is not a time series, and a shift is not autocorrelation."""
+    components of a mixture) is not a time series, and a shift is not autocorrelation.
+
+    `exact_sums` says that every sum of entries of a column is exact in floating point
+    (centred ranks, fewer than :data:`_EXACT_RANK_ROWS` rows): the two segment sums are
+    then read off the running sums (the second is minus the first: the columns sum to 0)
+    in one pass for all columns, the same numbers as the column-by-column sums."""
     m = c.shape[0]
     if m < 4:
         return c
@@ -369,49 +379,104 @@ def _unshift(c: np.ndarray) -> np.ndarray:
     k = np.arange(1, m)[:, None]
     gain = csum * csum * m / (k * (m - k))              # between-segment sum of squares
     cut = np.argmax(gain, axis=0) + 1
+    if exact_sums and m < _EXACT_RANK_ROWS:
+        first = csum[cut - 1, np.arange(c.shape[1])]
+        # (0 - first: +0.0 when the sums are 0, as the column-by-column sum gives)
+        means = np.where(np.arange(m)[:, None] < cut, first / cut, (0.0 - first) / (m - cut))
+        return c - means
     out = c.copy()
-    for j, kj in enumerate(cut):
-        out[:kj, j] -= out[:kj, j].mean()
-        out[kj:, j] -= out[kj:, j].mean()
+    add = np.add.reduce  # np.mean's sum and division, without its per-call overhead
+    for j, kj in enumerate(cut.tolist()):
+        out[:kj, j] -= add(out[:kj, j]) / kj
+        out[kj:, j] -= add(out[kj:, j]) / (m - kj)
     return out
 
 
 def _ranks(a: np.ndarray) -> np.ndarray:
     """The ranks of each column, ties given their average rank."""
-    out = np.empty(a.shape, dtype=np.float64)
-    for j in range(a.shape[1]):
-        values, inverse, counts = np.unique(a[:, j], return_inverse=True, return_counts=True)
-        out[:, j] = (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
-    return out
+    return np.ascontiguousarray(_row_ranks(np.ascontiguousarray(a.T))[0].T)
+
+
+def _row_ranks(at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks of each row of the C-contiguous `at` (ties averaged), and the rows sorted.
+
+    One stable ``argsort`` of all rows (without ties the ranks are ``1, ..., m``); a
+    run of ``c`` tied values from sorted position ``p`` gets ``p + (c + 1) / 2``, the
+    numbers of ``np.unique``'s counts (half-integers: exact).
+    """
+    rows, m = at.shape
+    order = np.argsort(at, axis=1, kind="stable")
+    flat = order + (np.arange(rows) * m)[:, None]  # positions in the flattened rows
+    srt = at.ravel()[flat]
+    out = np.empty(rows * m)
+    out[flat] = np.arange(1, m + 1, dtype=np.float64)
+    out = out.reshape(rows, m)
+    for j in np.flatnonzero(np.any(srt[:, 1:] == srt[:, :-1], axis=1)):
+        first = np.ones(m, dtype=bool)
+        np.not_equal(srt[j, 1:], srt[j, :-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        counts = np.diff(np.append(starts, m))
+        out[j, order[j]] = np.repeat(starts + (counts + 1) / 2.0, counts)
+    return out, srt
 
 
 def _lag1(a: np.ndarray, windows: tuple[int, ...]) -> np.ndarray:
     """Lag-1 autocorrelations of the ranks of the columns of `a` and of their distances to
     the median (level and volatility), within windows."""
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 1:
-        a = a[:, None]
-    a = a[:, :_MAX_COLUMNS * 4]
-    top = np.max(np.abs(a), axis=0)
-    a = a / np.where(top > 0, top, 1.0)      # (squares of huge data must not overflow)
-    num = np.zeros(2 * a.shape[1])
-    den = np.zeros(2 * a.shape[1])
+    return _lag1_many([a], windows)[0]
+
+
+def _lag1_many(arrays: list[np.ndarray], windows: tuple[int, ...]) -> list[np.ndarray]:
+    """:func:`_lag1` of each array (the same rows), their columns side by side in one pass.
+
+    Every step is column by column (ranks, medians, the best shift, the sums over the
+    rows), so each array's numbers are those of its own call (checked in the tests); an
+    array with a sorted column (within a window) gets zeros, as alone.
+    """
+    parts = []
+    for a in arrays:
+        a = np.asarray(a, dtype=np.float64)
+        if a.ndim == 1:
+            a = a[:, None]
+        a = a[:, :_MAX_COLUMNS * 4]
+        top = np.max(np.abs(a), axis=0)
+        parts.append(a / np.where(top > 0, top, 1.0))  # (squares of huge data must not overflow)
+    widths = [p.shape[1] for p in parts]
+    bounds = np.cumsum([0] + widths)
+    a = parts[0] if len(parts) == 1 else np.hstack(parts)
+    c = a.shape[1]
+    num = np.zeros(2 * c)
+    den = np.zeros(2 * c)
+    sorted_ = np.zeros(len(parts), dtype=bool)
     edges = np.cumsum((0,) + (windows or (a.shape[0],)))
     for lo, hi in zip(edges[:-1], edges[1:]):
-        w = a[lo:hi]
-        d = np.diff(w, axis=0)
-        if np.any(np.all(d >= 0, axis=0) | np.all(d <= 0, axis=0)):
-            return np.zeros(2 * a.shape[1])  # a sorted column: the order is not time
+        wt = np.ascontiguousarray(a[lo:hi].T)  # the columns as rows
+        m = wt.shape[1]
+        d = np.diff(wt, axis=1)
+        mono = np.all(d >= 0, axis=1) | np.all(d <= 0, axis=1)
+        sorted_ |= np.logical_or.reduceat(mono, bounds[:-1]) if c else False
+        if np.all(sorted_):
+            break  # a sorted column: the order is not time
         # ranks (ties averaged) of the values and of their distances to the median: a
         # few huge values of heavy-tailed i.i.d. data must not look like dependence
-        v = _ranks(np.abs(w - np.median(w, axis=0)))
-        w = _ranks(w)
-        both = _unshift(np.hstack([w - w.mean(axis=0), v - v.mean(axis=0)]))
+        rw, srt = _row_ranks(wt)
+        # np.median's numbers from the sorted rows: the middle one or the mean of two
+        med = srt[:, m // 2] if m % 2 else (srt[:, m // 2 - 1] + srt[:, m // 2]) / 2.0
+        rv, _ = _row_ranks(np.abs(wt - med[:, None]))
+        # centred ranks (the mean of ranks is (m + 1) / 2 with or without ties: exact),
+        # back to rows in time order, C-contiguous for the sums below
+        ranks = np.vstack([rw, rv])
+        ranks -= (m + 1) / 2.0
+        both = _unshift(np.ascontiguousarray(ranks.T), exact_sums=True)
         num += np.sum(both[1:] * both[:-1], axis=0)
         den += np.sum(both * both, axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-    return r
+    out = []
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        out.append(np.zeros(2 * (hi - lo)) if sorted_[k]
+                   else np.concatenate([r[lo:hi], r[c + lo:c + hi]]))
+    return out
 
 
 #: warn when the lag-1 autocorrelation (two samples) or the product of the two variables'
@@ -431,7 +496,7 @@ def lag1_evidence(a: np.ndarray, windows: tuple[int, ...] = ()) -> tuple[bool, s
 def paired_lag1_evidence(x: np.ndarray, y: np.ndarray) -> tuple[bool, str] | None:
     """The same for two paired series: both autocorrelated, in the same direction."""
     n = int(np.asarray(x).shape[0])
-    rx, ry = _lag1(x, ()), _lag1(y, ())
+    rx, ry = _lag1_many([x, y], ())
     sig = 4.0 / math.sqrt(n)
     if not (np.max(np.abs(rx)) >= sig and np.max(np.abs(ry)) >= sig):
         return None

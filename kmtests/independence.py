@@ -168,8 +168,10 @@ def independence_test(
         features and that the statistic is approximate).
     n_features : int, optional
         The number of features ``r`` per variable of ``engine="nystrom"``
-        (landmarks, clipped to n) or ``"rff"``; default 200. An error with the
-        other engines.
+        (landmarks, clipped to n) or ``"rff"``; default 200, and for
+        ``"nystrom"`` the smallest rank whose eigenvalues hold 99.9% of the
+        trace of those 200 landmarks' Gram matrix (reported in
+        ``engine_info``). An error with the other engines.
     n_locations, split_size : int, optional
         ``statistic="fsic"``: the number of paired test locations (default 5)
         and of training pairs (default half); an error with another statistic.

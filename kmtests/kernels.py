@@ -88,9 +88,11 @@ def _centred(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mean from ``eps * |offset|`` to ``eps * spread``: after it, a large offset
     of the data leaves no trace in the centred values.
     """
-    m = z.mean(axis=0)
+    n = z.shape[0]
+    add = np.add.reduce  # ndarray.mean's sum and division, without its per-call overhead
+    m = add(z, axis=0) / n if n else z.mean(axis=0)
     zc = z - m
-    corr = zc.mean(axis=0)
+    corr = add(zc, axis=0) / n if n else zc.mean(axis=0)
     zc -= corr
     return zc, m + corr
 
@@ -324,6 +326,32 @@ def _pair_sqdist(z: np.ndarray) -> np.ndarray:
     return out
 
 
+def _median_of_pairs(z: np.ndarray) -> tuple[float, bool]:
+    """:func:`_median_sq` of ``_pair_sqdist(z)``: the same number, found faster.
+
+    For up to :data:`_PAIR_SQDIST_NUMPY_COLUMNS` columns the ``n x n`` squared distances
+    are summed from the differences (:func:`_sqdist_diff`: each pair's number is
+    ``pdist``'s, both triangles, a zero diagonal) and the median is read off two order
+    statistics of all ``n^2`` entries: the ``n`` zeros of the diagonal come first and
+    every pair appears twice, so the pairs' ``k``-th smallest is the entries'
+    ``(n + 2k)``-th. One partition of a contiguous array, no extraction of the triangle
+    (about 3x faster at n = 200). A median of 0 (ties) takes the pairs' path.
+    """
+    n, d = z.shape
+    m = n * (n - 1) // 2
+    if d > _PAIR_SQDIST_NUMPY_COLUMNS or m < 2:
+        return _median_sq(_pair_sqdist(z))
+    flat = _sqdist_diff(z, z).ravel()
+    hi = n + 2 * (m // 2)
+    flat.partition(hi)  # one k: NumPy's partition at two k is several times slower
+    # np.median's numbers: the middle pair, or the mean of the two middle ones; the lower
+    # one's twin sits just below `hi`, so it is the largest entry before `hi`
+    med = float(flat[hi]) if m % 2 else float((flat[:hi].max() + flat[hi]) / 2.0)
+    if med > 0:
+        return med, False
+    return _median_sq(_pair_sqdist(z))
+
+
 def _median_sq(d2: np.ndarray) -> tuple[float, bool]:
     """Median of squared distances; if zero, the median of the non-zero ones.
 
@@ -382,7 +410,7 @@ def median_bandwidth(
     out, fallback = [], False
     for c in cols:
         cs, _, s = _unit(c)
-        med, fb = _median_sq(_pair_sqdist(cs))
+        med, fb = _median_of_pairs(cs)
         fallback |= fb
         out.append(s * np.sqrt(med))
     bw = np.array(out)

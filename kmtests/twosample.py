@@ -209,7 +209,9 @@ def two_sample_test(
     n_features : int, optional
         The number of features ``r`` of ``engine="nystrom"`` (landmarks,
         clipped to the number of points, with a note) or ``"rff"``
-        (frequencies); default 200. An error with the other engines.
+        (frequencies); default 200, and for ``"nystrom"`` the smallest rank
+        whose eigenvalues hold 99.9% of the trace of those 200 landmarks' Gram
+        matrix (reported in ``engine_info``). An error with the other engines.
     block_size : int, optional
         The block size ``b`` of ``engine="block"`` (default
         ``floor(sqrt(n))``, as in Zaremba et al., 2013; from 2 to ``n // 2``;

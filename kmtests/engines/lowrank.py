@@ -70,7 +70,7 @@ from .hsic import hsic_uniform
 from .mmd import general_pieces, mmd_uniform, split_sums
 from .tiles import KernelTiles
 
-__all__ = ["DEFAULT_FEATURES", "Features", "FeaturePooled", "LowRankPair", "Nystrom", "RFF",
+__all__ = ["AUTO_TRACE_SHARE", "DEFAULT_FEATURES", "Features", "FeaturePooled", "LowRankPair", "Nystrom", "RFF",
            "RFF_KERNELS", "check_rff_kernel", "feature_map",
            "lowrank_hsic_values", "lowrank_mmd_general", "lowrank_mmd_values", "nystrom_features", "oriented",
            "rff_features"]
@@ -106,6 +106,10 @@ class Features:
         positive semi-definite ``P`` the features approximate (linear and distance
         kernels: ``P`` is computed from the centred data; see
         :mod:`kmtests.engines.tiles`). They vanish from every KME statistic.
+    trace_share : float or None
+        Nyström with a rank read off the spectrum: the share of the trace of the
+        landmarks' Gram matrix that the kept eigenvalues hold at least (None: every
+        eigenvalue above the tolerance kept).
     """
 
     phi: np.ndarray
@@ -116,16 +120,19 @@ class Features:
     a: np.ndarray | None = None
     c: float = 0.0
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    trace_share: float | None = None
 
     @classmethod
     def centred(cls, phi: np.ndarray, method: str, n_features: int,
-                a: np.ndarray | None = None, c: float = 0.0) -> "Features":
+                a: np.ndarray | None = None, c: float = 0.0,
+                trace_share: float | None = None) -> "Features":
         """From uncentred features (centred in place); `a`, `c` the offsets of the kernel
         relative to the one the features approximate (``K = P + a1' + 1a' + c``,
         :mod:`kmtests.engines.tiles`)."""
         mean = phi.mean(axis=0)
         phi -= mean
-        return cls(phi, mean, method, n_features, phi.shape[1], a, c)
+        return cls(phi, mean, method, n_features, phi.shape[1], a, c,
+                   trace_share=trace_share)
 
     @property
     def n(self) -> int:
@@ -151,7 +158,7 @@ class Features:
 
 
 def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
-                     rng: np.random.Generator) -> Features:
+                     rng: np.random.Generator, trace_share: float | None = None) -> Features:
     """Nyström features of `z` with `n_features` landmarks drawn from `z` by `rng`.
 
     `kernel` must be fitted (its bandwidth resolved). The landmarks are drawn
@@ -161,7 +168,11 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
     :class:`~kmtests.engines.tiles.KernelTiles` (the linear and distance kernels
     from the centred data). Eigenvalues of the landmarks' Gram matrix below
     ``_RTOL`` times the largest are dropped: ``Features.rank`` may be smaller
-    than `n_features`.
+    than `n_features`. With `trace_share` (the default engine's
+    :data:`AUTO_TRACE_SHARE`), only the top eigenpairs whose eigenvalues sum to at
+    least that share of the trace of the landmarks' Gram matrix are kept: the best
+    approximation of that rank of the landmarks' Nyström kernel, whose dropped
+    eigenvalues sum to at most ``1 - trace_share`` of its trace.
     """
     z = np.ascontiguousarray(z, dtype=np.float64)
     n = z.shape[0]
@@ -178,6 +189,11 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
         raise ValueError(f"the Nyström landmarks' Gram matrix of {kernel.phrase()} has no "
                          "positive eigenvalue; the approximate kernel would be 0.")
     keep = s > _RTOL * top
+    if trace_share is not None:
+        # eigenvalues ascending: keep the shortest top run with share >= trace_share
+        tail = np.cumsum(np.where(keep, s, 0.0)[::-1])
+        rank = int(np.searchsorted(tail, trace_share * tail[-1]) + 1)
+        keep &= np.arange(s.size) >= s.size - rank
     T = U[:, keep] / np.sqrt(s[keep])
     phi = np.empty((n, T.shape[1]))
     for a in range(0, n, _ROWS):
@@ -189,7 +205,7 @@ def nystrom_features(kernel: Any, z: np.ndarray, n_features: int,
     if not np.all(np.isfinite(phi)):
         raise ValueError(f"{kernel.phrase()} has non-finite values between the points and "
                          "the Nyström landmarks.")
-    return Features.centred(phi, "nystrom", m, tiles.a, tiles.c)
+    return Features.centred(phi, "nystrom", m, tiles.a, tiles.c, trace_share=trace_share)
 
 
 def check_rff_kernel(kernel: Any) -> None:
@@ -466,6 +482,12 @@ class LowRankPair:
 
 #: the default number of features (landmarks or frequencies)
 DEFAULT_FEATURES = 200
+#: with the default ``n_features`` the Nyström engine keeps, of its
+#: :data:`DEFAULT_FEATURES` landmarks, the smallest rank whose eigenvalues hold this
+#: share of the trace of the landmarks' Gram matrix (issue 31: a rank from the
+#: spectrum, e.g. 59 of 200 for a Gaussian kernel at the median bandwidth on 400
+#: points in 5 dimensions, 7 in one dimension)
+AUTO_TRACE_SHARE = 1.0 - 1e-3
 
 _LABEL = {"nystrom": "Nyström", "rff": "random Fourier"}
 
@@ -477,8 +499,11 @@ def _info(engine: str, feats: list[Features]) -> str:
 
     what = "landmarks" if engine == "nystrom" else "features"
     each = " each" if len(feats) > 1 else ""
+    share = feats[0].trace_share
+    chosen = (f" (the smallest holding {share:.1%} of the trace of the landmarks' kernel "
+              "matrix; n_features sets it)" if share is not None else "")
     return (f"{joined([f.n_features for f in feats])} {what}{each}, rank "
-            f"{joined([f.rank for f in feats])}, approximate statistic")
+            f"{joined([f.rank for f in feats])}{chosen}, approximate statistic")
 
 
 def lowrank_batch(n: int, n_resamples: int) -> int:
@@ -513,6 +538,9 @@ class _LowRank(Engine):
 
         self.n_features = (DEFAULT_FEATURES if n_features is None
                            else check_positive_int(n_features, "n_features"))
+        #: the default Nyström rank is read off the landmarks' spectrum
+        self.trace_share = (AUTO_TRACE_SHARE if n_features is None and self.name == "nystrom"
+                            else None)
 
     def supports(self, req: Requirements) -> str | None:
         for role, k in req.kernels.items():
@@ -534,6 +562,8 @@ class _LowRank(Engine):
         return super().supports(req)
 
     def _features(self, kernel: Any, z: np.ndarray, gen: np.random.Generator) -> Features:
+        if self.trace_share is not None:
+            return nystrom_features(kernel, z, self._r(z.shape[0]), gen, self.trace_share)
         return feature_map(self.name, kernel, z, self._r(z.shape[0]), gen)
 
     def _r(self, n: int) -> int:

@@ -156,15 +156,16 @@ class _RidgeFilter(_SpectralFilter):
     def _ridge_solves(self, A: np.ndarray, b: np.ndarray, lam: float) -> np.ndarray | None:
         """``x_order`` of ``A x_j = b + lam x_{j-1}``, ``x_0 = 0`` (None: A is not
         numerically positive definite)."""
-        from scipy.linalg import LinAlgError, cho_factor, cho_solve
+        # LAPACK's potrf/potrs, as scipy.linalg.cho_factor/cho_solve call them (the same
+        # numbers) without their wrappers' checks: this runs twice per permutation
+        from scipy.linalg.lapack import dpotrf, dpotrs
 
-        try:
-            fac = cho_factor(A, lower=True, check_finite=False)
-        except LinAlgError:
+        c, info = dpotrf(A, lower=1, clean=0, overwrite_a=1)  # A is ours: overwritten
+        if info != 0:
             return None
-        x = cho_solve(fac, b, check_finite=False)
+        x, info = dpotrs(c, b, lower=1)
         for _ in range(self._order - 1):
-            x = cho_solve(fac, b + lam * x, check_finite=False)
+            x, info = dpotrs(c, b + lam * x, lower=1)
         return np.asarray(x)
 
     def _given_weights(self, K: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
