@@ -15,6 +15,7 @@ from typing import Any, Literal
 from . import _plan
 from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
+from .estimators import KernelMeanEstimator
 from .null import NullMethod
 from .problems.onesample import OneSampleProblem
 from .results import GoodnessOfFitResult
@@ -31,6 +32,7 @@ def goodness_of_fit_test(
     model: Any = None,
     kernel: Any = "imq",
     bandwidth: Any = "median",
+    estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["unbiased", "biased", "ksdagg", "fssd"] | None = None,
     levels: tuple[int, int] | None = None,
     grid: Any = None,
@@ -94,6 +96,18 @@ def goodness_of_fit_test(
         training split (:mod:`kmtests.statistics.fssd`).
     split_size : int, optional
         FSSD's training points (default: half the sample, drawn by `rng`).
+    estimator : str or KernelMeanEstimator, optional
+        The estimator of the mean embedding of the Stein features (``statistic``
+        ``"unbiased"`` or ``"biased"``; default ``"kme"``), fitted on their Gram matrix, the
+        Stein kernel matrix ``H``: the statistic is ``beta' H beta`` for its weights
+        ``beta``. The shrinkage estimators (``"skmse"``, ``"bkmse"``: weights ``c / n``)
+        scale the KME's statistic by ``c^2``, a function of the sample; with the wild
+        bootstrap the factor is the same for every draw, so the p-value is the KME's (the
+        report shows the shrunk statistic), while with ``method="monte_carlo"`` it is
+        recomputed on every fresh sample, a different (exact) test. Estimators of unequal
+        weights (the spectral filters ``"fkmse"``, ``"tsvd"``, ...) take the V-form and
+        ``method="monte_carlo"`` only (no wild bootstrap has their law). The marginalized
+        estimators act through the kernel and are refused; KSDAgg and FSSD take the KME.
     method : {"wild", "monte_carlo", "chi2"} or a method object, optional
         The null distribution: the wild bootstrap (default but for FSSD; i.i.d. Rademacher
         multipliers; ``WildBootstrap(process="ar", length=...)`` for MCMC output,

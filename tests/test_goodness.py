@@ -149,7 +149,10 @@ def test_dependent_multipliers_for_mcmc_output():
     (dict(score=lambda t: -t, kernel="laplacian"), "'matern32' and 'matern52'"),
     (dict(score=lambda t: -t, method="permutation"), "no rearrangement keeps the null"),
     (dict(score=lambda t: -t, method="monte_carlo"), "no model to draw from"),
-    (dict(score=lambda t: -t, estimator="skmse"), "estimator"),
+    (dict(score=lambda t: -t, estimator="mkme"), "acts through the kernel"),
+    (dict(score=lambda t: -t, estimator="fkmse", statistic="unbiased"),
+     "weights the points unequally"),
+    (dict(score=lambda t: -t, estimator="fkmse", method="wild"), "monte_carlo"),
 ])
 def test_bad_input_is_one_clear_error(kw, match):
     x = np.random.default_rng(0).normal(size=30)
@@ -240,3 +243,51 @@ def test_matern_stein_kernels_keep_the_level(kernel):
                                    rng=i).pvalue <= 0.05 for i in range(200))
     lo, hi = stats.binom.ppf([0.005, 0.995], 200, 0.05)
     assert lo <= rej <= hi, rej
+
+
+# -- the estimator of the Stein features' mean embedding ------------------------------------
+def test_an_estimator_weights_the_stein_features_as_a_literal_quadratic_form():
+    """``beta' H beta`` with ``beta`` the estimator's weights fitted on the Stein kernel
+    matrix ``H`` (F-KMSE: unequal weights, V-form, Monte Carlo null); S-KMSE: ``c^2`` times
+    the KME's U-statistic."""
+    from kmtests.estimators import FKMSE, SKMSE
+
+    x = np.random.default_rng(5).standard_t(3, size=(60, 1)) + 0.4
+    res = kmtests.goodness_of_fit_test(x, model=stats.norm(), estimator="fkmse",
+                                       n_resamples=19, rng=2)
+    kern = IMQ(bandwidth="median").fitted_to(x, name="x")
+    H = stein_gram(kern, x, -x)
+    beta, _ = FKMSE().weights(H)
+    assert res.method.name == "monte_carlo" and res.statistic_name == "KSD^2_b[fkmse]"
+    assert res.statistic == pytest.approx(float(beta @ H @ beta), rel=1e-10)
+    shr = kmtests.goodness_of_fit_test(x, model=stats.norm(), estimator="skmse",
+                                       n_resamples=99, rng=2)
+    kme = kmtests.goodness_of_fit_test(x, model=stats.norm(), n_resamples=99, rng=2)
+    c = SKMSE().weights(H)[0].sum()
+    assert 0 < c < 1
+    assert shr.statistic == pytest.approx(c * c * kme.statistic, rel=1e-10)
+    # with the wild bootstrap the factor is the same for every draw: the KME's p-value
+    assert shr.pvalue == kme.pvalue
+
+
+def test_shrinkage_to_zero_says_why_and_not_the_mmds_hint():
+    x = np.random.default_rng(6).normal(size=80)   # fits the model: the mean is near zero
+    res = kmtests.goodness_of_fit_test(x, model=stats.norm(), estimator="skmse",
+                                       n_resamples=19, rng=1)
+    assert res.statistic == 0.0 and res.pvalue == 1.0
+    assert any("shrank the mean embedding of the Stein features to zero" in n
+               for n in res.notes)
+    assert not any("bandwidth='median'" in n for n in res.notes)
+
+
+@pytest.mark.slow
+def test_monte_carlo_level_with_a_spectral_estimator():
+    """F-KMSE's statistic with fresh samples of the model: exact level (200 data sets,
+    B = 19; the 99% binomial band for 200 at 5%: [3, 19])."""
+    gen = np.random.default_rng(7)
+    rejections = sum(
+        kmtests.goodness_of_fit_test(gen.normal(size=40), model=stats.norm(),
+                                     estimator="fkmse", n_resamples=19,
+                                     rng=int(gen.integers(2**31))).pvalue <= 0.05
+        for _ in range(200))
+    assert 3 <= rejections <= 19, rejections

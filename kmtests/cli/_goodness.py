@@ -77,6 +77,10 @@ def add_goodness(sub: Any) -> argparse.ArgumentParser:
                    help="kernel of the Stein discrepancy (default imq)")
     p.add_argument("--bandwidth", type=float, default=None,
                    help="its bandwidth (default: the median heuristic)")
+    p.add_argument("--estimator", default=None,
+                   help="estimator of the Stein features' mean embedding: kme (default), "
+                   "skmse, bkmse (uniform shrinkage), fkmse, tsvd, ... (V-form, with "
+                   "--method monte_carlo)")
     p.add_argument("--statistic", default=None, choices=opt.statistics("one_sample"),
                    help="U-statistic (default), V-statistic, or KSDAgg (the U-statistic "
                    "over a collection of bandwidths, aggregated)")
@@ -109,7 +113,7 @@ def run_goodness(args: argparse.Namespace) -> Any:
     x = columns(table, cols)
     args._n_memory = x.shape[0]
     kw: dict[str, Any] = {"model": _model(args)} if args.model else {"score": args.score}
-    for key in ("kernel", "bandwidth", "statistic", "levels", "grid", "weights", "n_locations",
+    for key in ("kernel", "bandwidth", "estimator", "statistic", "levels", "grid", "weights", "n_locations",
                 "split_size", "method"):
         if getattr(args, key) is not None:
             kw[key] = getattr(args, key)

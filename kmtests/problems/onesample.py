@@ -20,7 +20,7 @@ import numpy as np
 from .._serial import lag1_evidence
 from .._validation import as_sample
 from ..kernels import Kernel
-from ._base import Problem
+from ._base import Problem, u_form_for_uniform_weights
 from .conventions import prepare_data
 from .data import data_label
 
@@ -154,7 +154,7 @@ class OneSampleProblem(Problem):
 
     @classmethod
     def default_statistic(cls, estimator: Any) -> str:
-        return "unbiased"
+        return u_form_for_uniform_weights(estimator)  # (V-form for unequal weights)
 
     @property
     def n(self) -> int:

@@ -32,8 +32,9 @@ import numpy as np
 from ..engines import Engine, Requirements, Values
 from ..engines.mmd import quadratic_forms
 from ..estimators import KME, KernelMeanEstimator
+from ..estimators._rules import Uniform
 from ..kernels import IMQ, Gaussian, Kernel, Matern32, Matern52
-from ._base import Prepared, Statistic
+from ._base import Prepared, Statistic, statistic_name
 from .forms import FormInfo, KernelForm
 from .null_laws import multipliers
 
@@ -169,8 +170,10 @@ class SteinForm(KernelForm):
         over ``n^2`` (V)."""
         n = self.Kc.shape[0]
         if not self.unbiased:
-            return quadratic_forms(self.Kc, W, n_jobs) / (n * n)
-        return quadratic_forms(self._off_diagonal, W, n_jobs) / (n * (n - 1))
+            q = quadratic_forms(self.Kc, W, n_jobs) / (n * n)
+        else:
+            q = quadratic_forms(self._off_diagonal, W, n_jobs) / (n * (n - 1))
+        return q if self.scale == 1.0 else q * self.scale  # (a shrinkage factor c^2)
 
 
 class KSD(Statistic):
@@ -183,29 +186,50 @@ class KSD(Statistic):
         the sample).
     unbiased : bool
         U-form (diagonal dropped) or V-form.
+    estimator : KernelMeanEstimator, optional
+        The estimator of the mean embedding of the Stein features (default the KME),
+        fitted on the Stein kernel matrix ``H`` (their Gram matrix): weights ``beta`` and
+        the statistic ``beta' H beta`` (V-form). An estimator of uniform weights ``c / n``
+        (the shrinkage estimators S-KMSE, B-KMSE) scales either form by ``c^2``; one of
+        unequal weights (the spectral filters) takes the V-form only. The marginalized
+        estimators act through the kernel and have no Stein form.
     """
 
     name: ClassVar[str] = "ksd"
     registered_as: ClassVar[tuple[str, ...]] = ("unbiased", "biased")
     problem_kind: ClassVar[str] = "one_sample"
     default_method: ClassVar[str] = "wild"
+    uses_estimator: ClassVar[bool] = True
+    #: (KSDAgg's members and FSSD take the empirical mean only)
     estimator_refusal: ClassVar[str] = (
         "the kernel Stein discrepancy is computed with the empirical mean of the Stein "
         "features here; estimator={est!r} does not apply (use estimator='kme').")
 
-    def __init__(self, kernel: Kernel, unbiased: bool = True) -> None:
+    def __init__(self, kernel: Kernel, unbiased: bool = True,
+                 estimator: KernelMeanEstimator | None = None) -> None:
         if not isinstance(kernel, STEIN_KERNELS):
             raise ValueError(f"the Stein kernel needs the kernel's derivatives, which kmtests "
                              f"has for kernel='imq', 'gaussian', 'matern32' and 'matern52'; "
                              f"got the {kernel.name!r} kernel.")
+        est = KME() if estimator is None else estimator
+        if est.transforms_kernel:
+            raise ValueError(f"estimator={est.name!r} acts through the kernel (a marginalized "
+                             "embedding), and the Stein kernel has no such form: use 'kme', a "
+                             "shrinkage estimator ('skmse', 'bkmse') or a spectral filter.")
+        if unbiased and not isinstance(est.rule(), Uniform):
+            raise ValueError(f"the U-form KSD^2_u drops the diagonal of an equally weighted "
+                             f"sum; estimator={est.name!r} weights the points unequally: use "
+                             "statistic='biased' (its default with this estimator).")
         self.kernel = kernel
         self.unbiased = unbiased
-        self.estimator = KME()
+        self.estimator = est
+        if not isinstance(est.rule(), Uniform):  # no wild bootstrap has its law
+            self.default_method = "monte_carlo"  # type: ignore[misc]
 
     @classmethod
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
               options: Mapping[str, Any]) -> Statistic:
-        return cls(kernels["kernel"], name == "unbiased")
+        return cls(kernels["kernel"], name == "unbiased", estimator)
 
     @classmethod
     def design(cls, name: str, problem: Any, kernels: dict[str, Any],
@@ -214,7 +238,7 @@ class KSD(Statistic):
         return problem, {"kernel": kernels["kernel"].fitted_to(problem.x, name="x")}
 
     def label(self) -> str:
-        return "KSD^2_u" if self.unbiased else "KSD^2_b"
+        return statistic_name("KSD^2_u" if self.unbiased else "KSD^2_b", self.estimator)
 
     def family(self) -> str:
         return "kernel Stein discrepancy"
@@ -229,7 +253,10 @@ class KSD(Statistic):
                                  "matrix)")
 
     def offers(self, engine: Engine) -> frozenset[str]:
-        return frozenset({"kernel_form"})
+        # unequal weights: no quadratic form with the wild bootstrap's law (fresh samples of
+        # the model, method='monte_carlo', test it exactly)
+        return frozenset({"kernel_form"} if isinstance(self.estimator.rule(), Uniform)
+                         else ())
 
     def form(self) -> FormInfo:
         return FormInfo(SteinForm, self.label(), self.unbiased, True)
@@ -237,6 +264,8 @@ class KSD(Statistic):
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
         H = stein_gram(self.kernel, problem.x, problem.scores)
         n = problem.n
+        if self.estimator.name != "kme":
+            return self._weighted(problem, H)
         if self.unbiased:
             # the diagonal dropped before summing: h_p(x, x) grows like d / h^2 and, at a
             # small bandwidth, sum(H) - trace(H) cancels every digit of the statistic
@@ -255,3 +284,43 @@ class KSD(Statistic):
         return Prepared(values, observed, {"kernel": self.kernel}, what=self.label(),
                         kernel_form=lambda: SteinForm(self.unbiased, H),
                         witness=SteinWitness(self.kernel, problem.x, problem.scores))
+
+    def _weighted(self, problem: Any, H: np.ndarray) -> Prepared:
+        """The statistic of an estimator's weights ``beta`` fitted on ``H``: ``beta' H beta``,
+        or for uniform weights ``c / n`` the U- or V-form times ``c^2``."""
+        n = problem.n
+        beta, params = self.estimator.weights(H)
+        beta = np.asarray(beta, dtype=np.float64)
+        uniform = isinstance(self.estimator.rule(), Uniform)
+        factor = float(beta.sum()) ** 2 if uniform else 1.0
+        if uniform and self.unbiased:
+            np.fill_diagonal(H, 0.0)
+            t = factor * float(H.sum()) / (n * (n - 1))
+        elif uniform:
+            t = factor * float(H.sum()) / (n * n)
+        else:
+            t = float(beta @ H @ beta)
+        t += 0.0  # (no -0.0 when an embedding is shrunk to zero)
+        scale = float(np.max(np.abs(H))) * max(factor, float(np.abs(beta).sum()) ** 2) \
+            if H.size else 0.0
+        chosen = {"x": dict(params)}
+
+        def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
+            return Values(np.array([t]), np.array([scale])), chosen
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:  # pragma: no cover
+            raise AssertionError("no arrangement keeps the one-sample null")
+
+        form = (lambda: SteinForm(self.unbiased, H, scale=factor)) if uniform else None
+        witness = ("the Stein witness is the KME's mean embedding of the Stein features; "
+                   "run the test with estimator='kme' for it")
+        notes = []
+        if uniform and factor == 0.0:
+            notes.append(
+                f"{self.estimator.name} shrank the mean embedding of the Stein features to zero "
+                "(their mean is small against their spread, as it is when the sample fits the "
+                "model): the statistic is 0 and the p-value 1 whatever the data. Shrinkage "
+                "towards zero, the null's value, costs a goodness-of-fit test power: use "
+                "estimator='kme'")
+        return Prepared(values, observed, {"kernel": self.kernel}, what=self.label(),
+                        kernel_form=form, witness=witness, notes=notes)
