@@ -247,8 +247,8 @@ def table(name: str, cells: list[tuple[str, Callable[[int], tuple[np.ndarray, np
         for k, f in funcs.items():
             its = getattr(f, "iterations", None)
             if its:
-                print(f"{k}: L-BFGS-B iterations per data set: median {np.median(its):g}, "
-                      f"at most 1 in {sum(i <= 1 for i in its)} of {len(its)}")
+                print(f"{k}: L-BFGS-B iterations per data set: median {np.median(its):g}; "
+                      f"{sum(i <= 1 for i in its)} of {len(its)} stopped after at most one")
                 its.clear()
         sys.stdout.flush()
 
@@ -290,7 +290,7 @@ def timing(funcs: dict[str, Callable[..., bool]], repeats: int) -> None:
                 t0, c0 = time.perf_counter(), time.process_time()
                 f(x, s, r)
                 best = min(best, (time.perf_counter() - t0, time.process_time() - c0))
-            cells += [f"{best[0]:.2f}", f"{best[1]:.2f}", f"{load:.2f}"]
+            cells += [f"{best[0]:.3f}", f"{best[1]:.3f}", f"{load:.2f}"]
         print(f"| {k} | " + " | ".join(cells) + " |")
 
 
