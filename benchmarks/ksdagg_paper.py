@@ -14,7 +14,18 @@ Contenders, on the same data sets:
   authors' packaged ``ksdagg``) with the same bandwidths (``2^l`` times the authors'
   median), B1 = B2 = B;
 * ``kmtests FSSD`` (Gamma setting only): ``statistic="fssd"``, 5 locations and the
-  bandwidth learned on half the points, the other half tested, weighted chi-square null.
+  bandwidth learned on half the points, the other half tested, weighted chi-square null;
+* ``hyppo FSSD`` (Gamma setting only, when hyppo is importable): ``hyppo.kgof.FSSD``
+  (hyppo 0.5.2) with a Gaussian kernel, the Gamma model as a ``UnnormalizedDensity``,
+  5 locations and the width learned on the same half as kmtests' (the split kmtests
+  draws from ``rng``), its ``FSSDH0SimCovObs`` null (3000 draws) on the other half.
+  hyppo 0.5.2 ships the power criterion but not kgof's optimiser
+  (``GaussFSSD.optimize_locs_widths``) and its kernel is not autograd-traceable, so
+  :func:`hyppo_fssd` runs kgof's recipe on hyppo's parts: locations drawn from a
+  Gaussian fitted to the training half (``fit_gaussian_draw``), the width by hyppo's
+  grid search over ``2^(-3..3)`` times the squared median distance, then L-BFGS-B on the
+  square-root width and the locations (kgof's bounds and tolerances) with
+  finite-difference gradients instead of autograd's.
 
 Settings (Schrab et al., 2022, Section 4):
 
@@ -26,7 +37,7 @@ Settings (Schrab et al., 2022, Section 4):
   2000 sweeps (written here: :func:`rbm_model`, :func:`rbm_gibbs`), bandwidths ``2^l``
   median for ``l = -20..0``;
 * ``timing``: seconds per test at ``n = 500`` and ``1000`` (Gamma data, the ``gamma``
-  grid), wall and CPU, with the machine load.
+  grid), wall and CPU, with the machine load (the FSSD rows: the learning included).
 
 Run (the peers' environment: kmtests installed there too, with kerneltests)::
 
@@ -34,6 +45,7 @@ Run (the peers' environment: kmtests installed there too, with kerneltests)::
     /work/peers-venv/bin/python benchmarks/ksdagg_paper.py gamma --ksdagg /tmp/ksdagg-paper
     /work/peers-venv/bin/python benchmarks/ksdagg_paper.py rbm --ksdagg /tmp/ksdagg-paper
     /work/peers-venv/bin/python benchmarks/ksdagg_paper.py timing --ksdagg /tmp/ksdagg-paper
+    /work/peers-venv/bin/python benchmarks/ksdagg_paper.py gamma --only FSSD  # the FSSDs only
 """
 
 from __future__ import annotations
@@ -85,6 +97,83 @@ def rbm_gibbs(gen: np.random.Generator, n: int, B: np.ndarray, b: np.ndarray, c:
 
 
 # -- the contenders -----------------------------------------------------------------------------
+def hyppo_fssd(J: int = 5, n_simulate: int = 3000, ftol: float = 1e-5
+               ) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """hyppo's FSSD test of Gamma(5, scale 5) (module docs), or None without hyppo.
+
+    The data set ``x`` is split as kmtests' FSSD splits it for ``rng=r`` (a permutation
+    by the child generator ``"split"`` of ``r``, the first half to learn); the score
+    argument is unused: hyppo computes it from the model. `ftol` is L-BFGS-B's
+    relative-reduction tolerance (kgof's default 1e-5; scipy compares it with
+    ``max(|f|, 1)``, so at this data scale, where the criterion is about 1e-3, kgof's
+    default stops after one iteration: ``ftol=1e-12`` is the diagnostic row that runs
+    the same optimiser to convergence)."""
+    try:
+        from hyppo.kgof._utils import fit_gaussian_draw, meddistance
+        from hyppo.kgof.density import UnnormalizedDensity
+        from hyppo.kgof.fssd import (FSSD, FSSDH0SimCovObs, fssd_grid_search_kernel,
+                                     power_criterion)
+        from hyppo.kgof.kernel import KGauss
+    except ImportError:
+        return None
+    from scipy.optimize import minimize
+
+    from kmtests._rng import child
+
+    class GammaDensity(UnnormalizedDensity):  # type: ignore[misc]
+        """Gamma(shape, scale) up to its constant, for the (positive) data only."""
+
+        def __init__(self, shape: float, scale: float) -> None:
+            self.shape, self.scale = shape, scale
+
+        def log_den(self, X: np.ndarray) -> np.ndarray:
+            return (self.shape - 1.0) * np.log(X[:, 0]) - X[:, 0] / self.scale
+
+        def grad_log(self, X: np.ndarray) -> np.ndarray:
+            return (self.shape - 1.0) / X - 1.0 / self.scale
+
+        def dim(self) -> int:
+            return 1
+
+    model = GammaDensity(5.0, 5.0)
+    iterations: list[int] = []  # L-BFGS-B iterations per data set, printed by `table`
+
+    def learn(X: np.ndarray, seed: int) -> tuple[np.ndarray, float]:
+        """kgof's ``GaussFSSD.optimize_auto_init`` recipe with its defaults (reg 1e-2,
+        100 iterations, tolerance 1e-5, locations within the data's range +- 100 sd,
+        squared width within [1e-2, 1e2] times the squared median distance)."""
+        d = X.shape[1]
+        med2 = meddistance(X, subsample=1000) ** 2
+        V0 = fit_gaussian_draw(X, J, seed=seed, reg=1e-6)
+        widths = med2 * 2.0 ** np.linspace(-3, 3, 5)
+        best, _ = fssd_grid_search_kernel(model, X, V0, [KGauss(w) for w in widths])
+        lo, hi = max(1e-2 * med2, 1e-3), min(1e2 * med2, 1e5)  # squared width
+        vlo, vhi = X.min(0) - 100 * X.std(0), X.max(0) + 100 * X.std(0)
+        bounds = [(np.sqrt(lo), np.sqrt(hi))] + list(zip(np.tile(vlo, J), np.tile(vhi, J)))
+
+        def objective(th: np.ndarray) -> float:
+            return -float(power_criterion(model, X, KGauss(th[0] ** 2),
+                                          th[1:].reshape(J, d), reg=1e-2))
+
+        th0 = np.r_[np.sqrt(widths[best]), V0.ravel()]
+        out = minimize(objective, th0, method="L-BFGS-B", bounds=bounds, tol=ftol,
+                       options={"maxiter": 100, "ftol": ftol, "gtol": 1e-7})
+        iterations.append(int(out.nit))
+        return out.x[1:].reshape(J, d), float(out.x[0] ** 2)
+
+    def test(x: np.ndarray, s: np.ndarray, r: int) -> bool:
+        n = x.shape[0]
+        order = child(r, "split").permutation(n)
+        train, rest = x[order[:n // 2]], x[np.sort(order[n // 2:])]
+        V, width = learn(train, seed=r + 1)
+        fssd = FSSD(model, KGauss(width), V,
+                    null_sim=FSSDH0SimCovObs(n_simulate=n_simulate, seed=r), alpha=ALPHA)
+        return bool(fssd.test(rest)["h0_rejected"])
+
+    test.iterations = iterations  # type: ignore[attr-defined]
+    return test
+
+
 def contenders(path: str | None, B: int, levels: tuple[int, int], fssd: bool = False
                ) -> dict[str, Callable[[np.ndarray, np.ndarray, int], bool]]:
     from kmtests import goodness_of_fit_test
@@ -99,6 +188,14 @@ def contenders(path: str | None, B: int, levels: tuple[int, int], fssd: bool = F
     if fssd:  # linear time, J = 5 locations learned on half the points (one dimension)
         out["kmtests FSSD (J = 5, half to learn)"] = lambda x, s, r: goodness_of_fit_test(
             x, score=s, statistic="fssd", n_resamples=2 * B, rng=r).pvalue <= ALPHA
+        # the kernel hyppo has (kmtests' FSSD defaults to the IMQ kernel)
+        out["kmtests FSSD, Gaussian kernel"] = lambda x, s, r: goodness_of_fit_test(
+            x, score=s, statistic="fssd", kernel="gaussian", n_resamples=2 * B, rng=r
+        ).pvalue <= ALPHA
+        hyppo, hyppo_converged = hyppo_fssd(), hyppo_fssd(ftol=1e-12)
+        if hyppo is not None and hyppo_converged is not None:
+            out["hyppo FSSD (J = 5, half to learn)"] = hyppo
+            out["hyppo FSSD, optimiser to convergence (ftol 1e-12)"] = hyppo_converged
     if path is not None:
         sys.path.insert(0, path)
         from kernel import compute_median_bandwidth
@@ -147,6 +244,12 @@ def table(name: str, cells: list[tuple[str, Callable[[int], tuple[np.ndarray, np
         for k in funcs:
             lo, hi = wilson(hits[k], reps)
             print(f"| {k} | {hits[k]}/{reps} = {hits[k] / reps:.2f} [{lo:.2f}, {hi:.2f}] |")
+        for k, f in funcs.items():
+            its = getattr(f, "iterations", None)
+            if its:
+                print(f"{k}: L-BFGS-B iterations per data set: median {np.median(its):g}; "
+                      f"{sum(i <= 1 for i in its)} of {len(its)} stopped after at most one")
+                its.clear()
         sys.stdout.flush()
 
 
@@ -187,7 +290,7 @@ def timing(funcs: dict[str, Callable[..., bool]], repeats: int) -> None:
                 t0, c0 = time.perf_counter(), time.process_time()
                 f(x, s, r)
                 best = min(best, (time.perf_counter() - t0, time.process_time() - c0))
-            cells += [f"{best[0]:.2f}", f"{best[1]:.2f}", f"{load:.2f}"]
+            cells += [f"{best[0]:.3f}", f"{best[1]:.3f}", f"{load:.2f}"]
         print(f"| {k} | " + " | ".join(cells) + " |")
 
 
@@ -201,21 +304,25 @@ def main() -> None:
     ap.add_argument("--sweeps", type=int, default=2000)
     ap.add_argument("--cells", type=str, default=None,
                     help="the cells to run, by index (e.g. 0,2), default all")
+    ap.add_argument("--only", type=str, default=None,
+                    help="run only the contenders whose name contains this text (e.g. FSSD)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     print(f"numpy {np.__version__}, scipy {stats.__name__ and __import__('scipy').__version__}"
           f", {os.cpu_count()} CPUs, B = {args.B}")
     pick = (lambda cells: cells if args.cells is None
             else [cells[int(i)] for i in args.cells.split(",")])
+    only = (lambda funcs: funcs if args.only is None
+            else {k: f for k, f in funcs.items() if args.only in k})
     if args.setting == "gamma":
         table("Gamma shape shift (n = 500, l = 0..10)", pick(gamma_cells()),
-              contenders(args.ksdagg, args.B, (0, 10), fssd=True), args.reps)
+              only(contenders(args.ksdagg, args.B, (0, 10), fssd=True)), args.reps)
     elif args.setting == "rbm":
         table(f"Gaussian-Bernoulli RBM (d = 50, n = 1000, {args.sweeps} Gibbs sweeps, "
               "l = -20..0)", pick(rbm_cells(sweeps=args.sweeps)),
-              contenders(args.ksdagg, args.B, (-20, 0)), args.reps)
+              only(contenders(args.ksdagg, args.B, (-20, 0))), args.reps)
     else:
-        timing(contenders(args.ksdagg, args.B, (0, 10)), args.repeats)
+        timing(only(contenders(args.ksdagg, args.B, (0, 10), fssd=True)), args.repeats)
 
 
 if __name__ == "__main__":
