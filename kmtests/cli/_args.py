@@ -213,6 +213,11 @@ def _value(text: str) -> Any:
     return text
 
 
+#: the help of --n-features (the same for every command with a low-rank engine)
+_N_FEATURES = ("features of --engine nystrom or rff (default 200; nystrom then keeps the "
+               "smallest rank holding 99.9%% of the landmarks' trace)")
+
+
 # -- option groups -------------------------------------------------------------------------
 def add_io(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
@@ -290,8 +295,7 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
                    "linear-time two-sample tests with a normal null, no permutations; "
                    "nystrom, rff: low-rank approximations)")
     p.add_argument("--n-features", type=positive_int, default=None,
-                   help="features of --engine nystrom or rff (default 200; nystrom then keeps the "
-                   "smallest rank holding 99.9%% of the landmarks' trace)")
+                   help=_N_FEATURES)
     p.add_argument("--n-locations", type=positive_int, default=None,
                    help="test locations of --statistic "
                    + ("me/scf/fsic" if power else "me/scf" if two else "fsic") + " (default 5)")
@@ -376,8 +380,7 @@ def add_k_sample(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", default=None, choices=engines("k_sample"),
                    help="how the statistic is computed (default exact)")
     p.add_argument("--n-features", type=positive_int, default=None,
-                   help="features of --engine nystrom or rff (default 200; nystrom then keeps the "
-                   "smallest rank holding 99.9%% of the landmarks' trace)")
+                   help=_N_FEATURES)
     p.add_argument("--pairwise", action="store_true",
                    help="also the post-hoc two-sample tests of every pair, with Holm-adjusted "
                    "p-values")
@@ -430,8 +433,7 @@ def add_aggregated(p: argparse.ArgumentParser, kind: str) -> None:
                    "nystrom, rff: low-rank approximations; --combination fuse and regularised "
                    "members need exact)")
     p.add_argument("--n-features", type=positive_int, default=None,
-                   help="features of --engine nystrom or rff (default 200; nystrom then keeps the "
-                   "smallest rank holding 99.9%% of the landmarks' trace)")
+                   help=_N_FEATURES)
 
 
 def given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
