@@ -75,8 +75,7 @@ class LaggedHSIC(Statistic):
     def label(self) -> str:
         return f"HSIC_b at lags 0-{self.max_lag}"
 
-    def family(self) -> str:
-        return "HSIC at lags"
+    family_name: ClassVar[str] = "HSIC at lags"
 
     def describe(self, prepared: Prepared) -> str:
         how = ("the (n - j)/n-weighted sum over the lags j" if self.combine == "sum"
