@@ -22,7 +22,8 @@ gram_features`), and 199 draws with the p-value ``(1 + #{T_b >= T}) / 200``:
   recomputed.
 
 Writes one CSV per cell under ``benchmarks/results/dependent_variants/`` (with CPU
-seconds) and prints the rejections. Run from the repository root::
+seconds) and prints the rejections; ``--table`` prints all cells. Run from the
+repository root::
 
     nice -n 10 .venv/bin/python benchmarks/dependent_variants.py --process ar0.8 \\
         --n 200 --reps 300 [--shift 0.75]
@@ -139,13 +140,45 @@ def cell(proc: str, n: int, reps: int, shift: float, out_dir: Path) -> list[dict
     return rows
 
 
+def table(out_dir: Path) -> str:
+    """The variants (rows) by cell (columns) as a Markdown table, ``*`` outside the 99%
+    binomial band of 5% on the null cells."""
+    import pandas as pd
+    from scipy import stats
+
+    frames = [pd.read_csv(f) for f in sorted(out_dir.glob("*.csv"))]
+    if not frames:
+        return ""
+    tab = pd.concat(frames)
+    cells = list(dict.fromkeys(tab["study"].str.replace("variants windows ", "")))
+    cells.sort(key=lambda c: ("shift" in c, c))
+    lines = ["| variant | " + " | ".join(cells) + " |", "|---|" + "---:|" * len(cells)]
+    for name in dict.fromkeys(tab["null"]):
+        row = []
+        for c in cells:
+            hit = tab[(tab["null"] == name) & (tab["study"] == f"variants windows {c}")]
+            if hit.empty:
+                row.append("-")
+                continue
+            r, reps = int(hit["rejections"].iloc[0]), int(hit["repetitions"].iloc[0])
+            lo, hi = stats.binom.ppf(0.005, reps, ALPHA), stats.binom.ppf(0.995, reps, ALPHA)
+            out = "shift" in c or lo <= r <= hi
+            row.append(f"{r}" + ("" if out else " *"))
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--process", default="ar0.8")
     ap.add_argument("--n", default="200")
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--shift", type=float, default=0.0)
+    ap.add_argument("--table", action="store_true", help="print the table and stop")
     args = ap.parse_args()
+    if args.table:
+        print(table(HERE / "results" / "dependent_variants"))
+        return 0
     for proc in args.process.split(","):
         for n in map(int, args.n.split(",")):
             cell(proc, n, args.reps, args.shift, HERE / "results" / "dependent_variants")
