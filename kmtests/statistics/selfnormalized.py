@@ -30,7 +30,7 @@ The null is the one the test is given: the statistic offers only its values
 exact test for exchangeable data like any other statistic, but ``V`` reads the rows in
 their order and is meant for a series. Measured on the windows cells of
 ``benchmarks/dependent_level.py`` (``benchmarks/README.md``, "Dependent data"; 5%,
-``blocks="auto"``, the same data sets as ``MMD^2_u``): inside the 99% band in 12 of 15
+``blocks="auto"``, the same data sets as ``MMD^2_u``): inside the 99% band in 13 of 16
 cells, as ``MMD^2_u`` (outside: ARFIMA at n = 200 and 500, AR(1) with phi = 0.95 at
 n = 200, 31/300 against ``MMD^2_u``'s 26/300); below ``MMD^2_u`` in every cell at
 n = 500 (ARFIMA 23/200 against 32/200); power on a shift of the second window no higher
