@@ -23,7 +23,9 @@ Two studies, at alpha = 0.05, through the package itself:
   ``blocks="auto"``, ``method="wild"`` with ``blocks="auto"`` (AR multipliers of
   the automatic length), fixed ``blocks=10`` and ``blocks=25``, the lag-0..5
   cross-dependence test (:func:`kmtests.timeseries.cross_dependence_test`,
-  independence only, n <= 200) and, for windows, driftdep's
+  independence only, n <= 200), for windows the self-normalised MMD
+  (``statistic="selfnormalized"``, ``blocks="auto"``; other variants of the null in
+  ``dependent_variants.py``) and driftdep's
   ``drift_test(statistic="mmd")`` (block permutations with its automatic length)
   if driftdep is installed (n <= 200; ``driftdep_peer.py`` runs it from its own
   environment on the same data sets). Adds its rows to one CSV per cell under
@@ -172,6 +174,9 @@ def _auto_nulls(problem: str, n: int) -> dict[str, Callable[..., float]]:
                                                   rng=i).pvalue,
         "blocks=25": lambda z, i: two_sample_test(z[:h], z[h:], blocks=25, n_resamples=B,
                                                   rng=i).pvalue,
+        "selfnormalized (blocks=auto)": lambda z, i: two_sample_test(
+            z[:h], z[h:], statistic="selfnormalized", blocks="auto", n_resamples=B,
+            rng=i).pvalue,
     }
     try:
         if n > 200:  # (its permutations cost 4-10 times kmtests' on this machine)

@@ -41,11 +41,13 @@ from .lagged import LaggedHSIC as LaggedHSIC
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
+from .selfnormalized import SelfNormalizedMMD as SelfNormalizedMMD
 from .spectral import SpectralMMD as SpectralMMD
 
 __all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
            "LaggedHSIC",
-           "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
+           "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS",
+           "SelfNormalizedMMD", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",
            "statistic_name", "statistic_names"]
 
