@@ -121,6 +121,8 @@ class SelfNormalizedMMD(Statistic):
     name: ClassVar[str] = "selfnormalized"
     registered_as: ClassVar[tuple[str, ...]] = ("selfnormalized",)
     problem_kind: ClassVar[str] = "two_sample"
+    symbol: ClassVar[str] = "MMD^2_b/V_SN"
+    family_name: ClassVar[str] = "self-normalised MMD"
     estimator_refusal: ClassVar[str] = (
         "the self-normalised MMD compares plain kernel means of the windows; "
         "estimator={est!r} does not apply (use estimator='kme').")
@@ -136,12 +138,6 @@ class SelfNormalizedMMD(Statistic):
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
               options: Mapping[str, Any]) -> Statistic:
         return cls(kernels["kernel"])
-
-    def label(self) -> str:
-        return "MMD^2_b/V_SN"
-
-    def family(self) -> str:
-        return "self-normalised MMD"
 
     def describe(self, prepared: Prepared) -> str:
         return (f"{self.label()}, the squared MMD of the windows over the partial sums of "
