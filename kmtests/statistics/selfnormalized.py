@@ -123,9 +123,6 @@ class SelfNormalizedMMD(Statistic):
     problem_kind: ClassVar[str] = "two_sample"
     symbol: ClassVar[str] = "MMD^2_b/V_SN"
     family_name: ClassVar[str] = "self-normalised MMD"
-    estimator_refusal: ClassVar[str] = (
-        "the self-normalised MMD compares plain kernel means of the windows; "
-        "estimator={est!r} does not apply (use estimator='kme').")
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
