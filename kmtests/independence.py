@@ -63,7 +63,8 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased", "regularized", "fsic"] | Statistic | None = None,
+    statistic: Literal["biased", "unbiased", "regularized", "fsic", "hsicagginc"] | Statistic
+    | None = None,
     method: Literal["permutation", "gamma", "wild", "chi2", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
@@ -104,7 +105,7 @@ def independence_test(
     estimator : str or KernelMeanEstimator
         Estimator of the cross-covariance embedding; ``"kme"`` (default) gives
         the classical HSIC.
-    statistic : {"biased", "unbiased", "regularized", "fsic"} or Statistic, optional
+    statistic : {"biased", "unbiased", "regularized", "fsic", "hsicagginc"} or Statistic, optional
         None (default): the null method's own statistic if it has one (the
         biased KME statistic for ``method="gamma"`` and ``"chi2"``), else
         ``"biased"``. ``"biased"``: the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
@@ -123,7 +124,8 @@ def independence_test(
         the test pairs (the default) or the papers' chi-square null
         (``method="asymptotic"``); the locations are in
         ``res.details["locations"]`` and ``["locations_y"]``; see
-        :doc:`/user_guide/where`.
+        :doc:`/user_guide/where`. ``"hsicagginc"``: HSICAggInc, aggregated
+        incomplete U-statistics (:func:`kmtests.hsicagginc_test`).
     method : {"permutation", "gamma", "wild", "chi2", "asymptotic"} or a method object, optional
         Null distribution: permutations (default, exact level), the gamma
         approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate),

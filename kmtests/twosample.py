@@ -59,8 +59,8 @@ def two_sample_test(
     kernel: Any = "gaussian",
     bandwidth: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["unbiased", "biased", "regularized", "block", "linear", "me", "scf"]
-    | Statistic | None = None,
+    statistic: Literal["unbiased", "biased", "regularized", "block", "linear", "me", "scf",
+                       "mmdagginc"] | Statistic | None = None,
     method: Literal["permutation", "gamma", "normal", "wild", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
@@ -108,7 +108,7 @@ def two_sample_test(
     estimator : str or KernelMeanEstimator
         Kernel mean estimator (see :mod:`kmtests.estimators`); ``"kme"`` is
         the empirical mean (classical MMD).
-    statistic : {"unbiased", "biased", "regularized", "block", "linear", "me", "scf"} or Statistic, optional
+    statistic : {"unbiased", "biased", "regularized", "block", "linear", "me", "scf", "mmdagginc"} or Statistic, optional
         None (default): the null method's own statistic if it has one
         (``method="gamma"`` approximates the null of the biased KME statistic
         ``MMD^2_b``, so it computes that one), else the estimator's default
@@ -132,7 +132,8 @@ def two_sample_test(
         permutation null of the test pairs (the default; exact given the
         split) or the papers' chi-square null (``method="asymptotic"``); the
         learned locations are in ``res.details["locations"]``; see
-        :doc:`/user_guide/where`. A
+        :doc:`/user_guide/where`. ``"mmdagginc"``: MMDAggInc, aggregated
+        incomplete U-statistics (:func:`kmtests.mmdagginc_test`). A
         statistic object of :mod:`kmtests.statistics` is used as it is.
     method : {"permutation", "gamma", "normal", "wild", "asymptotic"} or a method object, optional
         Null distribution (default: the statistic's own): permutations

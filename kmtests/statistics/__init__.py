@@ -28,6 +28,8 @@ from ._base import STATISTICS as STATISTICS
 from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
+from .agginc import HSICAggInc as HSICAggInc
+from .agginc import MMDAggInc as MMDAggInc
 from .dhsic import DHSIC as DHSIC
 from .fssd import FSSD as FSSD
 from .hsic import KernelHSIC as KernelHSIC
@@ -43,9 +45,9 @@ from .mmd import KernelMMD as KernelMMD
 from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
+__all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "HSICAggInc", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
            "LaggedHSIC",
-           "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
+           "KernelMMD", "LinearTimeMMD", "MMDAggInc", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",
            "statistic_name", "statistic_names"]
 
