@@ -107,7 +107,7 @@ def mmdagginc_test(
     >>> print(f"{res.pvalue:.3f}, {len(res.members)} members")
     0.002, 10 members
     """
-    return _plan.run((x, y), locals())  # type: ignore[no-any-return]
+    return _plan.run((x, y), locals())
 
 
 @_plan.face(IndependenceProblem)
@@ -174,6 +174,7 @@ def hsicagginc_test(
     Returns
     -------
     IndependenceResult
+        As :func:`mmdagginc_test`'s: ``members`` one row per bandwidth pair.
 
     Examples
     --------
@@ -186,4 +187,4 @@ def hsicagginc_test(
     >>> print(f"{res.pvalue:.3f}, {len(res.members)} members")
     0.002, 25 members
     """
-    return _plan.run((x, y), locals())  # type: ignore[no-any-return]
+    return _plan.run((x, y), locals())

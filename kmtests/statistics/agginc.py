@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -71,11 +71,11 @@ from ..estimators import KME, KernelMeanEstimator
 from ..kernels import MEDIAN_MAX_POINTS, Kernel, _BandwidthKernel, _canonical_subsample
 from ._base import Prepared, Statistic
 from .forms import WILD_DRAW, FormInfo, KernelForm
-from .ksdagg import _check_levels, _check_weights
+from .ksdagg import _check_levels, _check_weights, weighted_minp
 from .null_laws import multipliers
 
 __all__ = ["DEFAULT_DIAGONALS", "HSICAggInc", "IncompleteForm", "MMDAggInc",
-           "design_pairs", "h_values"]
+           "design_pairs", "distance_grid", "h_values"]
 
 #: the paper's default number of superdiagonals ``R`` of the design
 DEFAULT_DIAGONALS = 200
@@ -104,7 +104,7 @@ def _sq(a: np.ndarray, b: np.ndarray, i0: int, i1: int, R: int) -> np.ndarray:
     return np.einsum("crd,crd->cr", diff, diff)
 
 
-def h_values(kernels: list[Kernel], a: np.ndarray, b: np.ndarray, diagonals: int
+def h_values(kernels: Sequence[Kernel], a: np.ndarray, b: np.ndarray, diagonals: int
              ) -> np.ndarray:
     """``h(i, i + r) = k(a_i, a_j) + k(b_i, b_j) - k(a_i, b_j) - k(a_j, b_i)`` for every
     kernel of `kernels` (fitted, one scalar bandwidth each) on the design of `diagonals`.
@@ -206,25 +206,34 @@ def _scalar_kernel(kernel: Any, who: str) -> _BandwidthKernel:
     return kernel
 
 
+def distance_grid(z: np.ndarray, count: int, fix: str) -> np.ndarray:
+    """`count` bandwidths on a geometric grid from half the 5% quantile to twice the 95%
+    quantile of the non-zero pairwise distances of `z` (on the seeded, order-invariant
+    subsample of :func:`kmtests.kernels.median_bandwidth` above 1000 points: a function
+    of the set of points); one (the median distance) for ``count = 1``. `fix`: what the
+    error for constant data advises."""
+    from scipy.spatial.distance import pdist
+
+    d = pdist(_canonical_subsample(np.asarray(z, dtype=np.float64), MEDIAN_MAX_POINTS))
+    d = d[d > 0]
+    if d.size == 0:
+        raise ValueError(f"every pair of points ties (constant data): no bandwidth grid can "
+                         f"be derived; {fix}.")
+    lo, hi = float(np.quantile(d, 0.05)) / 2.0, float(np.quantile(d, 0.95)) * 2.0
+    return np.geomspace(lo, hi, count) if count > 1 else np.array([float(np.median(d))])
+
+
 def _collection(kernel: _BandwidthKernel, data: np.ndarray, levels: tuple[int, int] | None,
                 grid: np.ndarray | None, quantile_default: bool, name: str
                 ) -> tuple[_BandwidthKernel, np.ndarray, str]:
     """The reference kernel (fitted on `data`), the bandwidths, and their rule in words."""
-    if grid is not None:
-        ref = kernel if kernel.is_fitted else kernel.fitted_to(data, name=name)
-        return ref, grid, "given"  # type: ignore[return-value]
     given = kernel.is_fitted
-    ref = kernel.fitted_to(data, name=name)  # type: ignore[assignment]
+    ref: Any = kernel.fitted_to(data, name=name)
+    if grid is not None:
+        return ref, grid, "given"
     if levels is None and quantile_default and not given:
-        from scipy.spatial.distance import pdist
-
-        d = pdist(_canonical_subsample(np.asarray(data, dtype=np.float64), MEDIAN_MAX_POINTS))
-        d = d[d > 0]
-        if d.size == 0:
-            raise ValueError("every pair of points ties (constant data): no bandwidth "
-                             "collection can be derived; give `grid`.")
-        lo, hi = float(np.quantile(d, 0.05)) / 2.0, float(np.quantile(d, 0.95)) * 2.0
-        return ref, np.geomspace(lo, hi, 10), "10 from the pooled distances' 5%-95% range"
+        return ref, distance_grid(data, 10, "give `grid`"), \
+            "10 from the pooled distances' 5%-95% range"
     lo_l, hi_l = DEFAULT_LEVELS if levels is None else levels
     h = float(ref.bandwidth)
     return ref, np.array([2.0 ** ell * h for ell in range(lo_l, hi_l + 1)]), \
@@ -248,6 +257,7 @@ class _AggInc(Statistic):
 
     def __init__(self, kernels: Mapping[str, Any], combination: Any,
                  diagonals: Any = None, levels: Any = None, grid: Any = None) -> None:
+        self.estimator: KernelMeanEstimator = KME()  # the members' embeddings: the KME
         self.kernels = {role: _scalar_kernel(k, self.title) for role, k in kernels.items()}
         self.diagonals = (DEFAULT_DIAGONALS if diagonals is None
                           else check_positive_int(diagonals, "diagonals"))
@@ -255,18 +265,13 @@ class _AggInc(Statistic):
             raise ValueError(f"give {self.title}'s collection once: `grid` (the bandwidths) "
                              "or `levels` (the exponents of 2^l h).")
         self.levels = None if levels is None else _check_levels(levels)
-        self.grid = grid
-        self.combination = combination
-        self.estimator = KME()
+        self.grid, self.combination = grid, combination
 
     @classmethod
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
               options: Mapping[str, Any]) -> Statistic:
-        weights = options.get("weights")
-        combination = dataclasses.replace(options["combination"],
-                                          weights="uniform" if weights is None else weights)
-        return cls(kernels, combination, options.get("diagonals"), options.get("levels"),
-                   options.get("grid"))
+        return cls(kernels, weighted_minp(options), options.get("diagonals"),
+                   options.get("levels"), options.get("grid"))
 
     def label(self) -> str:
         return "min_j p_j/w_j"
