@@ -21,13 +21,16 @@ purpose (no kmtests code in them):
   is compiled without fastmath so that every permutation is a left-to-right sum in a fixed
   order: the bits of every seeded p-value): the latency of the dependent additions.
 
-The bound of the loop is ``max(n^2/2 / gather rate, n^2/8 * 8 B / bandwidth)`` seconds per
-permutation (CPU seconds of the process: the machine is shared, so the wall seconds,
-also recorded, include the time other processes ran); the loop's time is measured with the jitted kernel called directly (one
-thread) on centred Gram matrices. dcor 0.7 (``dcor.independence.distance_covariance_test``,
-``num_resamples=B``; installed in the benchmark environment only) and the whole kmtests
-test (``independence_test(x, y, n_resamples=B, n_jobs=1)``) are timed on the same data,
-wall and CPU seconds, with the load average.
+The bound of the loop is ``max(min(gather, chain), n^2/8 * 8 B / bandwidth)`` per
+permutation (the faster of the two gather kernels, or streaming ``A``), in CPU seconds of
+the process: the machine is shared, so the wall seconds, also recorded, include the time
+other processes ran. The loop is the jitted kernel called directly (one thread) on centred
+Gram matrices; ``lanes8`` is a candidate loop with eight permutations per pass instead of
+four (every lane the same sum: the same bits, asserted). dcor 0.7
+(``dcor.independence.distance_covariance_test``, ``num_resamples=B``; installed in the
+benchmark environment only) and the whole kmtests test (``independence_test(x, y,
+n_resamples=B, n_jobs=1)``) are timed on the same data, wall and CPU seconds, with the
+load average.
 
 Run::
 
@@ -107,6 +110,54 @@ def chain(B: np.ndarray, P: np.ndarray) -> float:  # pragma: no cover - compiled
     return tot
 
 
+@njit(nogil=True, fastmath=False)
+def pair_sums8(A: np.ndarray, B: np.ndarray, perms: np.ndarray,
+               out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """A candidate for the loop: eight permutations per pass over ``A`` (the loop has
+    four), every lane the same left-to-right sum as the loop's, so the same bits (checked
+    in :func:`main`); no row copy (it is measured below n = 1024 only)."""
+    n_perm, n = perms.shape
+    G = 8
+    for g in range((n_perm + G - 1) // G):
+        b0 = g * G
+        P = np.empty((G, n), dtype=np.uint32)
+        for k in range(G):
+            bb = min(b0 + k, n_perm - 1)
+            for j in range(n):
+                P[k, j] = perms[bb, j]
+        p0, p1, p2, p3 = P[0], P[1], P[2], P[3]
+        p4, p5, p6, p7 = P[4], P[5], P[6], P[7]
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+        for i in range(n):
+            Ai = A[i]
+            B0, B1, B2, B3 = B[p0[i]], B[p1[i]], B[p2[i]], B[p3[i]]
+            B4, B5, B6, B7 = B[p4[i]], B[p5[i]], B[p6[i]], B[p7[i]]
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+            for j in range(i + 1, n):
+                a = Ai[j]
+                a0 += a * B0[p0[j]]
+                a1 += a * B1[p1[j]]
+                a2 += a * B2[p2[j]]
+                a3 += a * B3[p3[j]]
+                a4 += a * B4[p4[j]]
+                a5 += a * B5[p5[j]]
+                a6 += a * B6[p6[j]]
+                a7 += a * B7[p7[j]]
+            d = Ai[i]
+            s0 += 2.0 * a0 + d * B0[p0[i]]
+            s1 += 2.0 * a1 + d * B1[p1[i]]
+            s2 += 2.0 * a2 + d * B2[p2[i]]
+            s3 += 2.0 * a3 + d * B3[p3[i]]
+            s4 += 2.0 * a4 + d * B4[p4[i]]
+            s5 += 2.0 * a5 + d * B5[p5[i]]
+            s6 += 2.0 * a6 + d * B6[p6[i]]
+            s7 += 2.0 * a7 + d * B7[p7[i]]
+        ss = (s0, s1, s2, s3, s4, s5, s6, s7)
+        for k in range(G):
+            if b0 + k < n_perm:
+                out[b0 + k] = ss[k]
+
+
 def best_of(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
     best = (float("inf"), float("inf"))
     for _ in range(repeats):
@@ -153,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
             gather(Lc, Pu[:4])
             chain(Lc, Pu[:4])
             loop = best_of(lambda: pair_sums(Kc, Lc, P, out), args.repeats)
+            out8 = np.empty(args.B)
+            pair_sums8(Kc, Lc, P[:8], out8[:8])
+            lanes8 = best_of(lambda: pair_sums8(Kc, Lc, P, out8), args.repeats)
+            assert np.array_equal(out, out8), "8 lanes must give the loop's bits"
             g = best_of(lambda: gather(Lc, Pu), args.repeats)
             ch = best_of(lambda: chain(Lc, Pu), args.repeats)
             pairs = args.B * n * (n - 1) / 2
@@ -169,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                    "bandwidth_GBs": bw / 1e9, "stream_bound_s": stream_bytes / bw,
                    "bound_cpu_s": bound,
                    "loop_over_bound": loop[1] / bound, "chain_over_bound": ch[1] / bound,
+                   "lanes8_cpu": lanes8[1], "lanes8_over_bound": lanes8[1] / bound,
                    "kmtests_test_s": km[0], "kmtests_test_cpu": km[1],
                    "dcor_s": dc[0], "dcor_cpu": dc[1], "kmtests_over_dcor": km[0] / dc[0],
                    "load": os.getloadavg()[0]}
