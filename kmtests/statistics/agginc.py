@@ -313,10 +313,11 @@ class _AggInc(Statistic):
                ) -> tuple[float, str, str]:
         N = max(self._n(problem), 2)
         R = min(self.diagonals, N - 1)
-        m = self._members_upper()
-        need = 8.0 * N * R * m + 8.0 * (N + R) * WILD_DRAW * 2 + 8.0 * _ROWS * R * 64
-        return (need, f"the h values of {self.title} ({N} x {m} x {R}: {format_bytes(need)})",
-                "Use fewer bandwidths or `diagonals`.")
+        stored, m = self._sizes()
+        # the stored h values, one block of every member's h and its products, the signs
+        need = 8.0 * N * R * stored + 8.0 * _ROWS * R * m * 2 + 8.0 * (N + R) * WILD_DRAW * 2
+        return (need, f"the h values of {self.title} ({N} x {stored} x {R}: "
+                      f"{format_bytes(need)})", "Use fewer bandwidths or `diagonals`.")
 
     def _prepared(self, blocks: Callable[[int, int], np.ndarray], N: int, R: int,
                   columns: list[tuple[str, dict[str, Any]]], kernels: dict[str, Any],
@@ -358,13 +359,19 @@ class _AggInc(Statistic):
     def _n(self, problem: Any) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _members_upper(self) -> int:
+    def _sizes(self) -> tuple[int, int]:
+        """The bandwidths whose h values are stored (of each variable), and the members."""
         g = self.grid
-        if g is not None:
-            return int(np.size(g[0]) * np.size(g[1])) if _is_pair(g) else int(np.size(g))
-        lo, hi = DEFAULT_LEVELS if self.levels is None else self.levels
-        return (hi - lo + 1) ** len(self.kernels) if len(self.kernels) > 1 else \
-            max(10, hi - lo + 1)
+        if g is None:
+            lo, hi = DEFAULT_LEVELS if self.levels is None else self.levels
+            per = [hi - lo + 1 if self.levels is not None else 10] * len(self.kernels)
+            if len(self.kernels) > 1:
+                per = [hi - lo + 1] * 2
+        elif len(self.kernels) > 1:
+            per = [int(np.size(v)) for v in g] if _is_pair(g) else [int(np.size(g))] * 2
+        else:
+            per = [int(np.size(g))]
+        return sum(per), int(np.prod(per))
 
 
 def _is_pair(grid: Any) -> bool:
