@@ -183,13 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     from kmtests.kernels import Gaussian
 
     rows: list[dict[str, Any]] = []
-    x = np.random.default_rng(0).random(32 * 2 ** 20)  # 256 MB
-    stream_sum(x[:64])
-    t, c = best_of(lambda: stream_sum(x), args.repeats)
-    bw = x.nbytes / c
+    big = np.random.default_rng(0).random(32 * 2 ** 20)  # 256 MB
+    stream_sum(big[:64])
+    t, c = best_of(lambda: stream_sum(big), args.repeats)
+    bw = big.nbytes / c
     print(f"stream: {bw / 1e9:.2f} GB/s ({t:.3f} s wall, {c:.3f} s CPU), load "
           f"{os.getloadavg()[0]:.2f}", flush=True)
-    del x
+    big = big[:0]  # the memory back
     with threadpool_limits(1):
         for n in (int(v) for v in args.n.split(",")):
             gen = np.random.default_rng(n)
