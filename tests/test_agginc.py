@@ -1,6 +1,7 @@
 """MMDAggInc and HSICAggInc (``mmdagginc_test``, ``hsicagginc_test``; issue 31, goal 1):
 the design, the members against a brute-force numpy reference on whole Gram matrices and
-against kerneltests (``benchmarks/reference/agginc_reference.json``, made by
+against kerneltests and the authors' agginc (``benchmarks/reference/agginc_reference.json``,
+made by
 ``benchmarks/reference/gen_agginc.py``), the draws as swaps, reproducibility, refusals,
 and the level (slow: two nulls each, 300 data sets, binomial band).
 """
@@ -136,7 +137,8 @@ def _kt_multipliers(N: int) -> np.ndarray:
 
 @pytest.mark.parametrize("case", REF["cases"], ids=lambda c: c["name"])
 def test_members_and_draws_are_kerneltests(case):
-    """Every member's statistic and its draws on kerneltests' own multipliers to 1e-10
+    """Every member's statistic and its draws on kerneltests' (and the authors') own
+    multipliers to 1e-10
     (kerneltests' Gaussian exp(-d^2/b^2) is kmtests' bandwidth b/sqrt(2)), the members'
     p-values on those draws equal, and the design's size."""
     X, Y = np.array(case["X"]), np.array(case["Y"])
@@ -167,6 +169,9 @@ def test_members_and_draws_are_kerneltests(case):
     W = _kt_multipliers(N)[:, :REF["B1"]].T
     boot = draws.given(W)
     np.testing.assert_allclose(boot.T, case["boot"], rtol=1e-10, atol=1e-14)
+    # the authors' agginc/np.py on the same cases (stored beside kerneltests')
+    np.testing.assert_allclose(stat, case["authors_statistic"], rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(boot.T, case["authors_boot"], rtol=1e-10, atol=1e-14)
     # kerneltests' member p-values: mean over (B1 draws, the statistic) of draw >= stat
     T = np.vstack([stat[None, :], boot])
     _, pm, _, _ = minp_combination(T, np.zeros_like(T), np.full(stat.size, 1 / stat.size),

@@ -14,9 +14,17 @@ level-corrected thresholds and the decision of ``kt.agginc.agginc(..., bandwidth
 return_details=True)``. Only numbers are stored (``agginc_reference.json``); nothing of
 kerneltests is copied.
 
+With ``--authors DIR`` (a checkout of github.com/antoninschrab/agginc, MIT licence;
+``agginc/np.py`` is loaded from it, nothing of it is copied) the authors' own
+``compute_h_MMD_values`` / ``compute_h_HSIC_values`` and ``compute_bootstrap_values``
+(``batch_size=None``, the paper's experiments' setting) run on the same cases too, and
+their statistics and draws are stored beside kerneltests' (``authors_statistic``,
+``authors_boot``).
+
 Run (from the repository root)::
 
-    /work/peers-venv/bin/python benchmarks/reference/gen_agginc.py
+    git --git-dir=/work/.mirror/antoninschrab+agginc/repo archive HEAD | tar -x -C /tmp/agginc
+    /work/peers-venv/bin/python benchmarks/reference/gen_agginc.py --authors /tmp/agginc
 """
 
 from __future__ import annotations
@@ -51,9 +59,30 @@ def cases() -> list[dict]:
     ]
 
 
+def authors_module(path: str):
+    import importlib.util
+    import types
+
+    # np.py imports psutil for batch_size="auto" only (not installed in the peers'
+    # environment; batch_size=None is used here): an empty module stands in for it
+    sys.modules.setdefault("psutil", types.ModuleType("psutil"))
+    spec = importlib.util.spec_from_file_location("agginc_np", Path(path) / "agginc" / "np.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main() -> None:
+    import argparse
+
     import kt
     from kt import agginc as A
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--authors", help="checkout of antoninschrab/agginc")
+    args = ap.parse_args()
+    au = authors_module(args.authors) if args.authors else None
 
     out = {"kerneltests": getattr(kt, "__version__", "0.0.1"), "numpy": np.__version__,
            "python": sys.version.split()[0], "B1": B1, "B2": B2, "B3": B3, "seed": SEED,
@@ -66,7 +95,16 @@ def main() -> None:
         res, det = A.agginc(c["type"], X, Y, R=c["R"], B1=B1, B2=B2, B3=B3, seed=SEED,
                             bandwidths=bws, return_details=True)
         assert np.allclose(det["statistic"], stat, rtol=0, atol=1e-15)
-        out["cases"].append({
+        extra = {}
+        if au is not None:
+            fn = au.compute_h_MMD_values if c["type"] == "mmd" else au.compute_h_HSIC_values
+            ha, ia, ja, Na = fn(X, Y, c["R"], np.asarray(bws) if c["type"] == "mmd" else bws,
+                                return_indices_N=True)
+            ba, sa = au.compute_bootstrap_values(ha, ia, ja, Na, B1 + B2, SEED,
+                                                 batch_size=None, return_original=True)
+            extra = {"authors_statistic": np.asarray(sa).tolist(),
+                     "authors_boot": np.asarray(ba)[:, :B1].tolist()}
+        out["cases"].append({**extra,
             "name": c["name"], "type": c["type"], "X": X.tolist(), "Y": Y.tolist(),
             "R": c["R"], "bandwidths": bws, "N": int(N), "pairs": int(len(ii)),
             "statistic": stat.tolist(), "boot": boot[:, :B1].tolist(),
