@@ -1,6 +1,6 @@
 """The parameter descriptions the faces share, written once.
 
-A face's docstring names a shared block on a line of its own, ``{{conventions}}`` or
+A face's (or a null method's) docstring names a shared block on a line of its own, ``{{conventions}}`` or
 ``{{resampling}}``, indented as its parameters are; :func:`shared_docs` puts the block
 there when the module is imported (so ``help()``, Sphinx and the doctests see the whole
 text).
@@ -8,10 +8,11 @@ text).
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any, Callable, TypeVar
 
-__all__ = ["BLOCKS", "shared_docs"]
+__all__ = ["BLOCKS", "shared_docs", "with_block"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,7 +23,7 @@ n_resamples : int, optional
     Number of random draws of the null (default 9999): permutations — when the
     distinct arrangements are not more, all of them are enumerated and the p-value is
     exact — or the draws of a resampling null (wild bootstrap, weighted chi-square,
-    bootstrap).
+    bootstrap, samples of the model).
 rng : None, int, SeedSequence or Generator
     Source of everything random: the null's draws and the statistic's own (a training
     split, low-rank features). A fixed value gives bit-identical p-values whatever
@@ -66,3 +67,21 @@ def shared_docs(fn: F) -> F:
             m.group(1) + line if line else line
             for line in BLOCKS[m.group(2)].splitlines()), fn.__doc__)
     return fn
+
+
+_SECTION = re.compile(r"^[A-Z][a-z]+( [A-Z]?[a-z]+)*\n-{3,}$", re.M)
+
+
+def with_block(doc: str | None, name: str) -> str | None:
+    """`doc` with the shared block `name` first in its Parameters section (a Parameters
+    section is made before the first section if it has none)."""
+    if not doc:
+        return doc
+    text, block = inspect.cleandoc(doc).rstrip(), BLOCKS[name]
+    head = "Parameters\n----------\n"
+    if head in text:
+        return text.replace(head, head + block + "\n", 1)
+    first = _SECTION.search(text)
+    if first is None:
+        return f"{text}\n\n{head}{block}\n"
+    return f"{text[:first.start()]}{head}{block}\n\n{text[first.start():]}"

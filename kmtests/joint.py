@@ -5,67 +5,22 @@ variables, :mod:`kmtests.problems.joint`), the statistic dHSIC
 (:mod:`kmtests.statistics.dhsic`), the in-memory engine and a null method
 (permutation, bootstrap or gamma), and runs them once
 (:func:`kmtests._driver.run`). :func:`dhsic` is the statistic alone, and
-:func:`dhsic_bandwidth` the R package's own median-heuristic bandwidth.
+:func:`~kmtests.kernels.dhsic_bandwidth` the R package's own median-heuristic bandwidth.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
-
 from . import _plan
 from ._docs import shared_docs
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample
+from .kernels import dhsic_bandwidth as dhsic_bandwidth  # its old path
 from .null import NullMethod
 from .problems.joint import JointProblem
 from .results import JointIndependenceResult
 
 __all__ = ["dhsic", "dhsic_bandwidth", "joint_independence_test"]
-
-def dhsic_bandwidth(x: ArrayLike) -> float:
-    """The Gaussian bandwidth of the R package dHSIC's median heuristic.
-
-    ``sqrt(m / 2)``, ``m`` the upper median of the squared distances between the
-    pairs of points (the element ``floor(N / 2)`` of the ``N = n (n - 1) / 2``
-    sorted values, counted from 0); 0.001 if that is 0. The Gaussian kernel
-    ``exp(-||x - y||^2 / (2 bw^2))`` is then ``exp(-||x - y||^2 / m)``.
-
-    kmtests' own rule (``bandwidth="median"``) is ``sqrt(med)``, ``med`` the
-    median of the squared distances (the mean of the two middle values for an
-    even number of pairs), and takes the median of the non-zero distances when
-    more than half of them are zero: its bandwidth is about ``sqrt(2)`` times
-    R's. Above 1000 points R uses a random subsample of 1000 (from R's random
-    stream); here the seeded, order-free subsample of kmtests' median
-    heuristic, so the value is a function of the set of points (and the tests
-    stay exact), but not R's.
-
-    Parameters
-    ----------
-    x : array_like, shape (n,) or (n, p)
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kmtests.joint import dhsic_bandwidth
-    >>> print(f"{dhsic_bandwidth(np.array([0.0, 1.0, 3.0])):.6f}")
-    1.414214
-    """
-    from scipy.spatial.distance import pdist
-
-    from .kernels import _canonical_subsample
-
-    z = _canonical_subsample(as_sample(x, "x"), 1000)
-    d2 = pdist(z, "sqeuclidean")
-    mid = d2.size // 2
-    m = float(np.partition(d2, mid)[mid])
-    bw = float(np.sqrt(0.5 * m))
-    return bw if bw > 0 else 0.001
 
 
 @_plan.face(JointProblem)
@@ -130,7 +85,7 @@ def joint_independence_test(
         One bandwidth for all variables or one per variable; ``"median"`` is
         kmtests' median heuristic on each variable (which the permutations
         leave unchanged). R's dHSIC uses a bandwidth about ``sqrt(2)`` times
-        smaller: :func:`dhsic_bandwidth` gives it, to match R.
+        smaller: :func:`~kmtests.kernels.dhsic_bandwidth` gives it, to match R.
     method : {"permutation", "bootstrap", "gamma"} or a method object, optional
         Null distribution, as in R's ``dhsic.test``: independent permutations
         of every variable but the first (default; exact level; all
@@ -179,7 +134,7 @@ def joint_independence_test(
     For ``d = 2`` it is ``HSIC_b`` (:func:`kmtests.independence_test`). R's
     ``dhsic.test`` reports ``n dHSIC_n`` as its statistic; kmtests reports
     ``dHSIC_n`` (as R's ``dhsic``), so its gamma scale is R's divided by
-    ``n``. R's default bandwidths are :func:`dhsic_bandwidth`'s; its
+    ``n``. R's default bandwidths are :func:`~kmtests.kernels.dhsic_bandwidth`'s; its
     ``"discrete"`` kernel is a precomputed ``K_ij = 1{x_i = x_j}``. For
     ``n < 2d`` R's ``dhsic.test`` returns ``p = 1`` without a test; the
     permutation test here is exact for any ``n >= 2``.

@@ -279,7 +279,8 @@ def test_gamma_mean_uses_the_diagonal(rng):
     (lambda x: joint_independence_test(x, [str(v) for v in x]), TypeError,
      "`x2` must contain real numbers"),
     (lambda x: kmtests.independence_test(x, x, method="bootstrap"), ValueError,
-     "method='bootstrap' resamples each variable but the first with replacement"),
+     r"method=.bootstrap. needs a statistic of resampled data \(it resamples each "
+     "variable but the first"),
     (lambda x: kmtests.independence_test(
         x, x, statistic=kmtests.statistics.DHSIC([Gaussian(1.0), Gaussian(1.0)])),
      ValueError, "dHSIC tests the joint independence of d variables"),

@@ -121,3 +121,15 @@ def test_validation_messages(rng):
         smm.predict([Normal([0.0, 0.0], 1.0)])
     with pytest.raises(ValueError, match="`C` must be > 0"):
         SupportMeasureMachine(C=0.0).fit(X, y)
+
+
+@pytest.mark.parametrize("cls, own", [(SupportMeasureMachine, {"C": 2.0, "class_weight": "balanced"}),
+                                      (OneClassSupportMeasureMachine, {"nu": 0.2})])
+def test_every_constructor_argument_is_kept_unchanged(cls, own):
+    # the shared kernel parameters are stored by one helper: each must come back as given
+    shared = {"kernel": "laplacian", "bandwidth": 0.7, "estimator": "skmse",
+              "level2": "gaussian", "level2_bandwidth": 2.5, "degree": 3, "coef0": 0.5,
+              "linear_trace": True}
+    params = cls(**own, **shared).get_params()
+    assert params == {**own, **shared}
+    assert clone(cls(**own, **shared)).get_params() == params

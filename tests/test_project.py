@@ -114,7 +114,7 @@ _FLOORS = [
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
      "kmtests.conditional", "kmtests.joint", "kmtests.goodness",
      "kmtests.timeseries", "kmtests.agginc"),
-    ("kmtests._plan", "kmtests._posthoc", "kmtests._collection", "kmtests._docs"),
+    ("kmtests._plan", "kmtests._posthoc", "kmtests._collection"),
     ("kmtests._driver",),
     ("kmtests.results",),
     ("kmtests.null",),
@@ -125,7 +125,7 @@ _FLOORS = [
     ("kmtests.estimators",),
     ("kmtests.kernels",),
     ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
-     "kmtests._typing", "kmtests._warnings", "kmtests._summary",
+     "kmtests._typing", "kmtests._warnings", "kmtests._summary", "kmtests._docs",
      "kmtests.studies._checkpoint", "kmtests.studies._canonical", "kmtests._serial"),
 ]
 #: the only import that may run up: the version string of the package

@@ -287,3 +287,19 @@ def test_split_size_without_the_split_covariance_is_refused():
     x, y = _data("two_sample")
     with pytest.raises(ValueError, match="`split_size` configures covariance='split'"):
         kmtests.two_sample_test(x, y, statistic="regularized", split_size=12)
+
+
+
+def test_every_statistic_names_itself_or_says_why():
+    # label()/family() read `symbol`/`family_name` unless a statistic overrides them
+    for cls in {c for cs in STATISTICS.values() for c in cs}:
+        assert cls.symbol or cls.label is not Statistic.label, cls
+
+    class _Bare(Statistic):
+        def requirements(self, problem: Any, tuning: str) -> Any: ...
+        def prepare(self, problem: Any, engine: Any, tuning: str, rng: Any) -> Any: ...
+
+    with pytest.raises(NotImplementedError, match="sets no `symbol`"):
+        _Bare().label()
+    _Bare.symbol = "T"
+    assert _Bare().label() == _Bare().family() == "T"

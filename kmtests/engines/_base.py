@@ -32,25 +32,15 @@ __all__ = ["Engine", "GramSource", "PairSource", "Requirements", "SharedSources"
 
 
 class GramSource(Protocol):
-    """What the uniform-weight MMD statistics read of the pooled Gram matrix."""
+    """What the uniform-weight MMD statistics read of the pooled Gram matrix (attributes
+    an engine's source sets once)."""
 
-    @property
-    def n(self) -> int: ...
-
-    @property
-    def r(self) -> np.ndarray: ...
-
-    @property
-    def g(self) -> float: ...
-
-    @property
-    def kc_max(self) -> float: ...
-
-    @property
-    def r_max(self) -> float: ...
-
-    @property
-    def diag_c(self) -> np.ndarray: ...
+    n: int
+    r: np.ndarray
+    g: float
+    kc_max: float
+    r_max: float
+    diag_c: np.ndarray
 
     def within_sums(self, perms: np.ndarray, n_x: int,
                     n_jobs: int | None = None) -> np.ndarray: ...
@@ -59,17 +49,10 @@ class GramSource(Protocol):
 class PairSource(Protocol):
     """What the uniform-weight HSIC statistics read of the two Gram matrices."""
 
-    @property
-    def n(self) -> int: ...
-
-    @property
-    def trK(self) -> float: ...
-
-    @property
-    def trL(self) -> float: ...
-
-    @property
-    def scale(self) -> float: ...
+    n: int
+    trK: float
+    trL: float
+    scale: float
 
     def pair_sums(self, perms: np.ndarray, n_jobs: int | None = None
                   ) -> tuple[np.ndarray, np.ndarray]: ...

@@ -32,6 +32,13 @@ _KERNEL_PARAMS = ("kernel", "bandwidth", "estimator", "level2", "level2_bandwidt
 class _DistributionKernelMixin:
     """Shared parameters and the fitted kernel on distributions."""
 
+    def _keep_kernel_params(self, params: dict[str, Any]) -> None:
+        """Store the distribution kernel's constructor arguments (`params`: the
+        constructor's ``locals()``) unchanged: scikit-learn's rule, no checks in
+        ``__init__``."""
+        for name in _KERNEL_PARAMS:
+            setattr(self, name, params[name])
+
     def _fit_kernel(self, X: Any) -> np.ndarray:
         dk = DistributionKernel(**{p: getattr(self, p) for p in _KERNEL_PARAMS}).fit(X)
         self.distribution_kernel_ = dk
@@ -146,15 +153,8 @@ class SupportMeasureMachine(CloneMixin, _DistributionKernelMixin, ClassifierMixi
                  level2_bandwidth: Any = "median", degree: int = 2, coef0: float = 1.0,
                  linear_trace: bool = False, class_weight: Any = None) -> None:
         self.C = C
-        self.kernel = kernel
-        self.bandwidth = bandwidth
-        self.estimator = estimator
-        self.level2 = level2
-        self.level2_bandwidth = level2_bandwidth
-        self.degree = degree
-        self.coef0 = coef0
-        self.linear_trace = linear_trace
         self.class_weight = class_weight
+        self._keep_kernel_params(locals())
 
     def fit(self, X: Any, y: ArrayLike) -> "SupportMeasureMachine":
         """Fit the SVM on the distributions `X` with labels `y`.
@@ -219,14 +219,7 @@ class OneClassSupportMeasureMachine(CloneMixin, _DistributionKernelMixin, Outlie
                  level2_bandwidth: Any = "median", degree: int = 2, coef0: float = 1.0,
                  linear_trace: bool = False) -> None:
         self.nu = nu
-        self.kernel = kernel
-        self.bandwidth = bandwidth
-        self.estimator = estimator
-        self.level2 = level2
-        self.level2_bandwidth = level2_bandwidth
-        self.degree = degree
-        self.coef0 = coef0
-        self.linear_trace = linear_trace
+        self._keep_kernel_params(locals())
 
     def fit(self, X: Any, y: Any = None) -> "OneClassSupportMeasureMachine":
         """Fit the one-class SVM on the distributions `X` (`y` ignored)."""

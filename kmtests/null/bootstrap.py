@@ -52,13 +52,6 @@ _DRAW = 128
 class BootstrapMethod(ResamplingMethod):
     """The bootstrap null of dHSIC (approximate; see the module docs).
 
-    Parameters
-    ----------
-    n_resamples : int
-        Number of bootstrap data sets (default 9999).
-    batch, rng, n_jobs, progress
-        As for :class:`~kmtests.null.PermutationMethod`.
-
     References
     ----------
     .. [1] Pfister, Bühlmann, Schölkopf, Peters (2018). Kernel-based tests for
@@ -68,12 +61,9 @@ class BootstrapMethod(ResamplingMethod):
     name: ClassVar[str] = "bootstrap"
     draws: ClassVar[str] = "resamples"
     needs: ClassVar[str] = "resampled"
-
-    def refusal(self, statistic: Any, engine: Any) -> str:
-        return ("method='bootstrap' resamples each variable but the first with replacement "
-                "(the dHSIC bootstrap of joint_independence_test); "
-                f"{statistic.refusal_subject()} does not take resampled data: use "
-                f"method={statistic.default_method!r}.")
+    requires: ClassVar[str] = ("a statistic of resampled data (it resamples each variable but "
+                               "the first with replacement: the dHSIC bootstrap of "
+                               "joint_independence_test)")
 
     def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
         n, width = problem.n, problem.scheme.n

@@ -44,16 +44,7 @@ _DRAW = 256
 
 @dataclass(frozen=True)
 class WeightedChiSquare(ResamplingMethod):
-    """The weighted chi-square null (approximate; see the module docs).
-
-    Parameters
-    ----------
-    n_resamples : int
-        Draws of the weighted sum (default 9999).
-    batch, rng, n_jobs, progress
-        As for :class:`~kmtests.null.PermutationMethod` (`batch` does not change
-        the draws).
-    """
+    """The weighted chi-square null (approximate; see the module docs)."""
 
     name: ClassVar[str] = "chi2"
     draws: ClassVar[str] = "law"
@@ -121,12 +112,8 @@ class AsymptoticChiSquare(NullMethod):
 
     name: ClassVar[str] = "asymptotic"
     needs: ClassVar[str] = "chi2_df"
-
-    def refusal(self, statistic: Any, engine: Any) -> str:
-        return ("method='asymptotic' is the chi-square null of the interpretable tests "
-                "(statistic='me', 'scf' or 'fsic'); "
-                f"{statistic.refusal_subject()} has none: use "
-                f"method={statistic.default_method!r}.")
+    requires: ClassVar[str] = ("the asymptotic chi-square law of the interpretable tests "
+                               "(statistic='me', 'scf' or 'fsic')")
 
     def run(self, prepared: Any, problem: Any, observed: Any, ctx: RunContext) -> NullOutcome:
         from scipy import stats

@@ -255,11 +255,18 @@ class _Combination:
     #: it needs the members' permutation-invariant normalisers (``Prepared.norms``)
     needs_norms: ClassVar[bool] = False
 
-    def _table(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
-               prepared: Any) -> tuple[np.ndarray, np.ndarray]:
+    def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
+                prepared: Any) -> NullOutcome:
+        """The combined p-value of the arrangements' member statistics (`null`: one row an
+        arrangement, one column a member; `exact`: enumerated, the data among them)."""
         T, S = _arrangements(observed, null, scales, exact)
         _check_members(T, prepared.what)
-        return T, S
+        return self._combine(T, S, exact, prepared)
+
+    def _combine(self, T: np.ndarray, S: np.ndarray, exact: bool, prepared: Any
+                 ) -> NullOutcome:
+        """`T`: the members' statistics with the data's first, `S` their scales."""
+        raise NotImplementedError
 
     @staticmethod
     def _warn_if_constant(T: np.ndarray, S: np.ndarray, what: str) -> None:
@@ -290,9 +297,8 @@ class MinP(_Combination):
     label: ClassVar[str] = "min_j p_j/w_j"
     name: ClassVar[str] = "mmdagg"
 
-    def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
-                prepared: Any) -> NullOutcome:
-        T, S = self._table(observed, null, scales, exact, prepared)
+    def _combine(self, T: np.ndarray, S: np.ndarray, exact: bool, prepared: Any
+                 ) -> NullOutcome:
         self._warn_if_constant(T, S, prepared.what)
         w = weights(self.weights, T.shape[1])
         p, pm, u, count = minp_combination(T, S, w, self.alpha)
@@ -323,9 +329,8 @@ class Fuse(_Combination):
     name: ClassVar[str] = "fuse"
     needs_norms: ClassVar[bool] = True
 
-    def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
-                prepared: Any) -> NullOutcome:
-        T, S = self._table(observed, null, scales, exact, prepared)
+    def _combine(self, T: np.ndarray, S: np.ndarray, exact: bool, prepared: Any
+                 ) -> NullOutcome:
         M = T.shape[1]
         w_all = weights(self.weights, M)
         norms = np.asarray(prepared.norms(), dtype=np.float64).reshape(M)
@@ -394,9 +399,8 @@ class Sum(_Combination):
     label: ClassVar[str] = "sum_j w_j T_j"
     name: ClassVar[str] = "sum"
 
-    def combine(self, observed: Any, null: np.ndarray, scales: np.ndarray, exact: bool,
-                prepared: Any) -> NullOutcome:
-        T, S = self._table(observed, null, scales, exact, prepared)
+    def _combine(self, T: np.ndarray, S: np.ndarray, exact: bool, prepared: Any
+                 ) -> NullOutcome:
         w = np.asarray(prepared.details.get("weights", np.ones(T.shape[1])), dtype=np.float64)
         total, scale = T @ w, S @ w
         tol = TIE_RTOL * (scale + scale[0])            # every row's against the data's

@@ -31,19 +31,6 @@ __all__ = ["MonteCarloMethod"]
 class MonteCarloMethod(ResamplingMethod):
     """The Monte Carlo null of a one-sample problem (exact level).
 
-    Parameters
-    ----------
-    n_resamples : int
-        The number ``B`` of samples drawn from the model (default 9999).
-    batch : int, optional
-        Draws per progress step (the p-value does not depend on it).
-    rng : None, int, SeedSequence or Generator
-        The source of the draws; a fixed value gives bit-identical p-values.
-    n_jobs : int, optional
-        Threads of each recomputation of the statistic.
-    progress : bool, optional
-        Show a progress bar (tqdm).
-
     Notes
     -----
     The p-value is ``(1 + #{T_b >= T}) / (1 + B)``, statistics equal to the observed

@@ -25,6 +25,7 @@ from typing import Any, Callable, ClassVar, Iterator
 
 import numpy as np
 
+from .._docs import with_block
 from .._rng import permuted_rows
 from .._summary import Annotated
 from .._typing import SeedLike
@@ -289,6 +290,10 @@ class ResamplingMethod(NullMethod):
     test_options: ClassVar[tuple[str, ...]] = ("n_resamples", "batch", "rng", "n_jobs",
                                                "progress")
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.__doc__ = with_block(cls.__doc__, "resampling")  # the options documented once
+
     def __post_init__(self) -> None:
         check_resampling_options(self)
 
@@ -346,24 +351,6 @@ class ResamplingMethod(NullMethod):
 @dataclass(frozen=True)
 class PermutationMethod(ResamplingMethod):
     """The permutation null distribution (exact level).
-
-    Parameters
-    ----------
-    n_resamples : int
-        Number of random permutations (default 9999). When the number of
-        distinct arrangements is not larger, all of them are enumerated and
-        the p-value is exact.
-    batch : int, optional
-        Permutations processed per step; memory is ``O(N^2 + batch N)``.
-        Default: as many as fit in about 16 MB.
-    rng : None, int, SeedSequence or Generator
-        Source of the permutations. A fixed value gives bit-identical
-        p-values whatever `batch` and `n_jobs` are.
-    n_jobs : int, optional
-        Threads (None or -1: all CPUs; otherwise 1 to the number of CPUs).
-    progress : bool, optional
-        Show a progress bar (tqdm). None (default): only for tests expected
-        to take more than a few seconds, when tqdm is installed.
 
     Notes
     -----

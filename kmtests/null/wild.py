@@ -73,10 +73,6 @@ class WildBootstrap(ResamplingMethod):
 
     Parameters
     ----------
-    n_resamples : int
-        Number of bootstrap draws (default 9999).
-    batch, rng, n_jobs, progress
-        As for :class:`~kmtests.null.PermutationMethod`.
     process : {"auto", "rademacher", "gaussian", "ar"}
         Independent Rademacher or standard normal multipliers (i.i.d. data), or
         the autoregressive process of Chwialkowski et al. (dependent data);

@@ -246,14 +246,23 @@ class Statistic(abc.ABC):
         """The problem on the test points; the training points stay with the statistic."""
         return problem
 
-    @abc.abstractmethod
+    #: its name in the report and its family in the report's title, where they are fixed
+    #: (a statistic whose name depends on its settings overrides :meth:`label`)
+    symbol: ClassVar[str] = ""
+    family_name: ClassVar[str] = ""
+
     def label(self) -> str:
         """The statistic's name in the report (e.g. ``MMD^2_u[skmse]``)."""
+        if not self.symbol:
+            raise NotImplementedError(f"{type(self).__name__} sets no `symbol` and does not "
+                                      "override label()")
+        return self.symbol
 
     def family(self) -> str:
         """What kind of statistic it is, in the report's title (e.g. ``"MMD"``,
-        ``"NOCCO, regularised HSIC"``, ``"MMDAgg"``)."""
-        return self.label()
+        ``"NOCCO, regularised HSIC"``, ``"MMDAgg"``; default :attr:`family_name`, else the
+        label)."""
+        return self.family_name or self.label()
 
     def describe(self, prepared: Prepared) -> str:
         """The statistic as it ran, in words, for the report's first line: its name, what
@@ -355,14 +364,24 @@ class EstimatorStatistic(Statistic):
     #: its symbol in U-form and in V-form (``("MMD^2_u", "MMD^2_b")``), its family in the
     #: report's title, and what it is in words (after its name in the report's first line)
     symbols: ClassVar[tuple[str, str]] = ("T_u", "T_b")
-    family_name: ClassVar[str] = ""
     what: ClassVar[str] = ""
+    #: its typed kernel form on the engines that hold the Gram matrix (None: values only)
+    form_class: ClassVar[type[KernelForm] | None] = None
 
     def label(self) -> str:
         return statistic_name(self.symbols[0 if self.unbiased else 1], self.estimator)
 
-    def family(self) -> str:
-        return self.family_name
+    def offers(self, engine: Engine) -> frozenset[str]:
+        kernel_form = self.form_class is not None and engine.holds_gram
+        return frozenset({"values", "kernel_form"} if kernel_form else {"values"})
+
+    def form(self) -> FormInfo | None:
+        if self.form_class is None:
+            return None
+        rule = self.estimator.rule()
+        return FormInfo(self.form_class, self.label(), self.unbiased,
+                        isinstance(rule, Uniform) and rule.fixed == 1.0,
+                        self.estimator.transforms_kernel)
 
     def describe(self, prepared: Prepared) -> str:
         form = f"{'U' if self.unbiased else 'V'}-statistic"

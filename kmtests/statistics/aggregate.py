@@ -80,13 +80,15 @@ class Aggregate(Statistic):
         self.problem_kind = members[0].problem_kind  # type: ignore[misc]
 
     def label(self) -> str:
-        return str(self.combination.label)
+        return self.symbol or str(self.combination.label)
 
     def _combination_name(self) -> str:
         base = "MMD" if self.problem_kind == "two_sample" else "HSIC"
         return f"{base}Agg" if self.combination.name == "mmdagg" else f"{base}-FUSE"
 
     def family(self) -> str:
+        if self.family_name:  # a named aggregate (KSDAgg)
+            return self.family_name
         if len(self.members) == 1:  # one statistic over a lambda grid
             return f"{self.members[0].family()}, {self._combination_name()} over lam"
         return self._combination_name()

@@ -314,11 +314,8 @@ class DHSIC(Statistic):
     def __repr__(self) -> str:
         return f"DHSIC(kernels={self.kernels!r})"
 
-    def label(self) -> str:
-        return "dHSIC"
-
-    def family(self) -> str:
-        return "dHSIC"
+    symbol: ClassVar[str] = "dHSIC"
+    family_name: ClassVar[str] = "dHSIC"
 
     def describe(self, prepared: Prepared) -> str:
         return f"dHSIC of {len(self.kernels)} variables (V-statistic)"

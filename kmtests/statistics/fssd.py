@@ -161,11 +161,8 @@ class FSSD(Statistic):
                options: dict[str, Any], rng: Any) -> tuple[Any, dict[str, Any]]:
         return KSD.design(name, problem, kernels, options, rng)
 
-    def label(self) -> str:
-        return "FSSD^2_u"
-
-    def family(self) -> str:
-        return "finite-set Stein discrepancy"
+    symbol: ClassVar[str] = "FSSD^2_u"
+    family_name: ClassVar[str] = "finite-set Stein discrepancy"
 
     def describe(self, prepared: Prepared) -> str:
         return (f"FSSD^2_u, the finite-set Stein discrepancy at {self.n_locations} learned "

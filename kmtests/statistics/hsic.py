@@ -17,10 +17,10 @@ from ..engines import Engine, Values
 from ..engines.exact import Exact
 from ..engines.hsic import hsic_general, hsic_uniform
 from ..estimators import KME, KernelMeanEstimator
-from ..estimators._rules import General, Uniform
+from ..estimators._rules import General
 from ..kernels import Kernel
 from ._base import EstimatorStatistic, Prepared
-from .forms import FormInfo, HSICForm, KernelForm
+from .forms import HSICForm, KernelForm
 from .mmd import describe_kernel
 from .tuning import prepare_rule, reportable, symmetric_cose_gram
 from .witness import NO_POINTS, HSICWitness
@@ -49,6 +49,7 @@ class KernelHSIC(EstimatorStatistic):
     symbols: ClassVar[tuple[str, str]] = ("HSIC_u", "HSIC_b")
     scheme: ClassVar[str] = "pairing"
     family_name: ClassVar[str] = "HSIC"
+    form_class: ClassVar[type[KernelForm] | None] = HSICForm
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel,
                  estimator: KernelMeanEstimator = KME(), unbiased: bool = False,
@@ -74,15 +75,6 @@ class KernelHSIC(EstimatorStatistic):
                 except ValueError as exc:
                     raise ValueError(str(exc).replace("kernel='precomputed'",
                                                       f"kernel_{role}='precomputed'")) from None
-
-    def offers(self, engine: Engine) -> frozenset[str]:
-        return frozenset({"values", "kernel_form"} if engine.holds_gram else {"values"})
-
-    def form(self) -> FormInfo:
-        rule = self.estimator.rule()
-        return FormInfo(HSICForm, self.label(), self.unbiased,
-                        isinstance(rule, Uniform) and rule.fixed == 1.0,
-                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:

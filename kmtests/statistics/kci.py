@@ -252,9 +252,6 @@ class KCI(Statistic):
     def label(self) -> str:
         return "SplitKCI" if self.split is not None else "KCI"
 
-    def family(self) -> str:
-        return self.label()
-
     def describe(self, prepared: Prepared) -> str:
         if self.split is not None:
             return ("SplitKCI (KCI with the regressions fitted on a held-out part of the "

@@ -44,7 +44,7 @@ from ..estimators import KME, KernelMeanEstimator
 from ..estimators._rules import General, Rule, Uniform
 from ..kernels import Kernel
 from ._base import EstimatorStatistic, Prepared
-from .forms import FormInfo, KernelForm, KWayForm
+from .forms import KernelForm, KWayForm
 from .tuning import prepare_rule, reportable
 
 __all__ = ["KSampleMMD", "group_first"]
@@ -78,6 +78,7 @@ class KSampleMMD(EstimatorStatistic):
     problem_kind: ClassVar[str] = "k_sample"
     symbols: ClassVar[tuple[str, str]] = ("kMMD^2_u", "kMMD^2_b")
     family_name: ClassVar[str] = "MMD"
+    form_class: ClassVar[type[KernelForm] | None] = KWayForm
     what: ClassVar[str] = "the k-sample MMD^2"
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
@@ -96,14 +97,6 @@ class KSampleMMD(EstimatorStatistic):
             gram = gram or "tuning='pooled' needs (it tunes on the pooled Gram matrix)"
         return Requirements("split", {"kernel": self.kernel}, gram=gram,
                             marginalized=est.name if est.transforms_kernel else "")
-
-    def offers(self, engine: Engine) -> frozenset[str]:
-        return frozenset({"values", "kernel_form"} if engine.holds_gram else {"values"})
-
-    def form(self) -> FormInfo:
-        return FormInfo(KWayForm, self.label(), self.unbiased,
-                        _fixed_factor(self.estimator.rule()) == 1.0,
-                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:

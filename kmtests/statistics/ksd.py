@@ -240,8 +240,7 @@ class KSD(Statistic):
     def label(self) -> str:
         return statistic_name("KSD^2_u" if self.unbiased else "KSD^2_b", self.estimator)
 
-    def family(self) -> str:
-        return "kernel Stein discrepancy"
+    family_name: ClassVar[str] = "kernel Stein discrepancy"
 
     def describe(self, prepared: Prepared) -> str:
         return (f"{self.label()}, the kernel Stein discrepancy "

@@ -189,11 +189,8 @@ class KSDAgg(Aggregate):
         same for every fresh sample of the model)."""
         return KSD.design(name, problem, kernels, options, rng)
 
-    def label(self) -> str:
-        return "min_j p_j/w_j"
-
-    def family(self) -> str:
-        return "KSDAgg"
+    symbol: ClassVar[str] = "min_j p_j/w_j"
+    family_name: ClassVar[str] = "KSDAgg"
 
     def describe(self, prepared: Prepared) -> str:
         bws = self.bandwidths

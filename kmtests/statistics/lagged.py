@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from .._gram import centre_in_place
 from .._validation import check_choice, check_positive_int
 from ..engines import Engine, Requirements, Values
 from ..estimators import KME, KernelMeanEstimator
@@ -26,10 +27,6 @@ __all__ = ["LaggedHSIC"]
 
 #: how the lags are combined
 COMBINES = ("sum", "max")
-
-
-def _centred(K: np.ndarray) -> np.ndarray:
-    return K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
 
 
 class LaggedHSIC(Statistic):
@@ -75,8 +72,7 @@ class LaggedHSIC(Statistic):
     def label(self) -> str:
         return f"HSIC_b at lags 0-{self.max_lag}"
 
-    def family(self) -> str:
-        return "HSIC at lags"
+    family_name: ClassVar[str] = "HSIC at lags"
 
     def describe(self, prepared: Prepared) -> str:
         how = ("the (n - j)/n-weighted sum over the lags j" if self.combine == "sum"
@@ -96,7 +92,7 @@ class LaggedHSIC(Statistic):
         n, M = problem.n, self.max_lag
         K, L = (var.K if var.data is None else self.kernels[role].gram(var.data)
                 for role, var in (("x", problem.x), ("y", problem.y)))
-        Kc = [_centred(K[j:, j:]) for j in range(M + 1)]
+        Kc = [centre_in_place(K[j:, j:].copy()).Kc for j in range(M + 1)]
         norm = np.array([(n - j) ** 2 for j in range(M + 1)], dtype=np.float64)
         # the size of each lag's terms (the rounding scale of its value)
         scale = np.array([np.abs(k).max() for k in Kc]) * float(np.abs(L).max())

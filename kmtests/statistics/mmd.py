@@ -16,11 +16,11 @@ from ..engines import Engine, Values
 from ..engines.lowrank import lowrank_mmd_general
 from ..engines.mmd import mmd_general, mmd_uniform, split_sums
 from ..estimators import KME, KernelMeanEstimator
-from ..estimators._rules import General, Uniform
+from ..estimators._rules import General
 from ..kernels import Kernel
 from ._base import (EstimatorStatistic, Prepared, features_need, gram_need,  # noqa: F401
                     statistic_name)  # (their old paths)
-from .forms import FormInfo, KernelForm, MMDForm
+from .forms import KernelForm, MMDForm
 from .tuning import prepare_rule, reportable
 from .witness import NO_POINTS, MMDWitness
 
@@ -56,6 +56,7 @@ class KernelMMD(EstimatorStatistic):
     symbols: ClassVar[tuple[str, str]] = ("MMD^2_u", "MMD^2_b")
     family_name: ClassVar[str] = "MMD"
     feature_form: ClassVar[bool] = True
+    form_class: ClassVar[type[KernelForm] | None] = MMDForm
 
     def __init__(self, kernel: Kernel, estimator: KernelMeanEstimator = KME(),
                  unbiased: bool = True) -> None:
@@ -68,15 +69,6 @@ class KernelMMD(EstimatorStatistic):
     def check(self, problem: Any, tuning: str) -> None:
         if problem.precomputed:
             self.estimator.transform_kernel(self.kernel, None)  # marginalized: raises
-
-    def offers(self, engine: Engine) -> frozenset[str]:
-        return frozenset({"values", "kernel_form"} if engine.holds_gram else {"values"})
-
-    def form(self) -> FormInfo:
-        rule = self.estimator.rule()
-        return FormInfo(MMDForm, self.label(), self.unbiased,
-                        isinstance(rule, Uniform) and rule.fixed == 1.0,
-                        self.estimator.transforms_kernel)
 
     def memory(self, problem: Any, engine: Engine, tuning: str, batch: int
                ) -> tuple[float, str, str]:

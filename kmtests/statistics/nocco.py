@@ -119,11 +119,8 @@ class NOCCO(Statistic):
         self.lams = lambda_values(lams)
         self.orientation = orientation
 
-    def label(self) -> str:
-        return "NOCCO"
-
-    def family(self) -> str:
-        return "NOCCO, regularised HSIC"
+    symbol: ClassVar[str] = "NOCCO"
+    family_name: ClassVar[str] = "NOCCO, regularised HSIC"
 
     def describe(self, prepared: Prepared) -> str:
         return regularised_description(

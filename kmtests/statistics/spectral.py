@@ -314,11 +314,8 @@ class SpectralMMD(Statistic):
         self.held_out = held_out
         self.unbiased = True
 
-    def label(self) -> str:
-        return "SRMMD^2_u"
-
-    def family(self) -> str:
-        return "spectral-regularised MMD"
+    symbol: ClassVar[str] = "SRMMD^2_u"
+    family_name: ClassVar[str] = "spectral-regularised MMD"
 
     def describe(self, prepared: Prepared) -> str:
         reg = prepared.params.get("regularization")
