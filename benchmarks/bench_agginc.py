@@ -1,6 +1,7 @@
 """MMDAggInc and HSICAggInc: kmtests against kerneltests' agginc, time and power.
 
-kmtests: ``mmdagginc_test(x, y)`` / ``hsicagginc_test(x, y)`` at their defaults (R = 200
+kmtests: ``two_sample_test(x, y, statistic="mmdagginc", n_resamples=999)`` /
+``independence_test(x, y, statistic="hsicagginc", n_resamples=999)`` (R = 200
 superdiagonals, 999 Rademacher swaps, min-p with its exact level correction; MMD: 10
 bandwidths from the pooled distances, HSIC: 5 x 5 bandwidths 2^l h, l = -2..2) with
 ``n_jobs=1`` and one BLAS thread (threadpoolctl).
@@ -90,8 +91,9 @@ def kerneltests(kind: str, sets: list[tuple[np.ndarray, np.ndarray]], repeats: i
 def kmtests_run(kind: str, x: np.ndarray, y: np.ndarray, seed: int) -> float:
     import kmtests
 
-    face = kmtests.mmdagginc_test if kind == "mmd" else kmtests.hsicagginc_test
-    return float(face(x, y, rng=seed, n_jobs=1).pvalue)
+    face, name = ((kmtests.two_sample_test, "mmdagginc") if kind == "mmd"
+                  else (kmtests.independence_test, "hsicagginc"))
+    return float(face(x, y, statistic=name, n_resamples=999, rng=seed, n_jobs=1).pvalue)
 
 
 def data(kind: str, N: int, gen: np.random.Generator, effect: float, d: int

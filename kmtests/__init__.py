@@ -28,9 +28,6 @@ compare_estimators
 aggregated_two_sample_test, aggregated_independence_test
     Aggregated tests (MMDAgg/HSICAgg, MMD-FUSE) over collections of bandwidths,
     estimators, statistic forms and regularised statistics, with exact level.
-mmdagginc_test, hsicagginc_test
-    MMDAggInc and HSICAggInc: aggregated tests of incomplete U-statistics (time linear
-    in the sample size), with exact level.
 kernels, estimators, datasets
     Sub-modules: kernels and bandwidths, kernel mean estimators, bundled data
     and simulation scenarios.
@@ -71,8 +68,6 @@ if TYPE_CHECKING:  # the names below load on first use (PEP 562, `_ATTRIBUTES`)
     from . import null as null
     from .aggregated import aggregated_independence_test as aggregated_independence_test
     from .aggregated import aggregated_two_sample_test as aggregated_two_sample_test
-    from .agginc import hsicagginc_test as hsicagginc_test
-    from .agginc import mmdagginc_test as mmdagginc_test
     from .compare import compare_estimators as compare_estimators
     from .conditional import ci_test as ci_test
     from .goodness import goodness_of_fit_test as goodness_of_fit_test
@@ -106,8 +101,6 @@ __version__ = "0.2.0.dev0"
 _ATTRIBUTES: dict[str, str] = {
     "aggregated_independence_test": "aggregated",
     "aggregated_two_sample_test": "aggregated",
-    "hsicagginc_test": "agginc",
-    "mmdagginc_test": "agginc",
     "compare_estimators": "compare",
     "ci_test": "conditional",
     "goodness_of_fit_test": "goodness",
@@ -188,14 +181,12 @@ __all__ = [
     "estimators",
     "groundtruth",
     "hsic",
-    "hsicagginc_test",
     "independence_test",
     "k_sample_test",
     "joint_independence_test",
     "kernels",
     "learn",
     "mmd",
-    "mmdagginc_test",
     "null",
     "power",
     "risk",

@@ -80,6 +80,8 @@ def independence_test(
     nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
     split_size: int | None = None,
+    diagonals: int | None = None, levels: tuple[int, int] | None = None,
+    grid: Any = None, weights: Any = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -124,8 +126,9 @@ def independence_test(
         the test pairs (the default) or the papers' chi-square null
         (``method="asymptotic"``); the locations are in
         ``res.details["locations"]`` and ``["locations_y"]``; see
-        :doc:`/user_guide/where`. ``"hsicagginc"``: HSICAggInc, aggregated
-        incomplete U-statistics (:func:`kmtests.hsicagginc_test`).
+        :doc:`/user_guide/where`. ``"hsicagginc"``: HSICAggInc (Schrab et al.,
+        2022), as MMDAggInc in :func:`kmtests.two_sample_test` (the pair ``i``:
+        observations ``i`` and ``N + i``); see :doc:`/user_guide/agginc`.
     method : {"permutation", "gamma", "wild", "chi2", "asymptotic"} or a method object, optional
         Null distribution: permutations (default, exact level), the gamma
         approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate),
@@ -187,6 +190,10 @@ def independence_test(
         series whose dependence is shorter than the blocks: an approximation);
         ``"auto"``: a length from the data (:doc:`/user_guide/dependent`). With
         ``method="wild"``: AR(1) multipliers of that length.
+    diagonals, levels, grid, weights : optional
+        ``statistic="hsicagginc"``: as for MMDAggInc in
+        :func:`kmtests.two_sample_test` (default collection ``2^l h``,
+        ``l = -2..2``, for each variable; `grid` one sequence or a pair).
     {{conventions}}
 
     Returns

@@ -78,6 +78,8 @@ def two_sample_test(
     alternative: Literal["greater"] = "greater",
     nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
+    diagonals: int | None = None, levels: tuple[int, int] | None = None,
+    grid: Any = None, weights: Any = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -132,8 +134,11 @@ def two_sample_test(
         permutation null of the test pairs (the default; exact given the
         split) or the papers' chi-square null (``method="asymptotic"``); the
         learned locations are in ``res.details["locations"]``; see
-        :doc:`/user_guide/where`. ``"mmdagginc"``: MMDAggInc, aggregated
-        incomplete U-statistics (:func:`kmtests.mmdagginc_test`). A
+        :doc:`/user_guide/where`. ``"mmdagginc"``: MMDAggInc (Schrab et al.,
+        2022), the min-p aggregate over bandwidths of incomplete U-statistics on
+        the first `diagonals` superdiagonals, its null drawn by Rademacher swaps
+        (``method="wild"``, its default; exact level), configured by
+        `diagonals`, `levels`, `grid`, `weights`; see :doc:`/user_guide/agginc`. A
         statistic object of :mod:`kmtests.statistics` is used as it is.
     method : {"permutation", "gamma", "normal", "wild", "asymptotic"} or a method object, optional
         Null distribution (default: the statistic's own): permutations
@@ -233,6 +238,11 @@ def two_sample_test(
         the rows are two windows of one series, and the length comes from the
         data (:doc:`/user_guide/dependent`; the sizes need not be multiples).
         With ``method="wild"``: AR(1) multipliers of that length.
+    diagonals, levels, grid, weights : optional
+        ``statistic="mmdagginc"``: ``R`` of its design (default 200), its
+        bandwidth collection ``2^l h`` for ``l`` in `levels` or the bandwidths
+        `grid` (default 10 from the pooled distances), MMDAgg's `weights`
+        (default uniform); an error with another statistic.
     {{conventions}}
 
     Returns

@@ -1,4 +1,5 @@
-"""MMDAggInc and HSICAggInc (``mmdagginc_test``, ``hsicagginc_test``; issue 31, goal 1):
+"""MMDAggInc and HSICAggInc (``two_sample_test(statistic="mmdagginc")``,
+``independence_test(statistic="hsicagginc")``; issue 31, goal 1):
 the design, the members against a brute-force numpy reference on whole Gram matrices and
 against kerneltests and the authors' agginc (``benchmarks/reference/agginc_reference.json``,
 made by
@@ -16,7 +17,7 @@ import pytest
 from scipy import stats
 
 import kmtests
-from kmtests import hsicagginc_test, mmdagginc_test, two_sample_test
+from kmtests import independence_test, two_sample_test
 from kmtests.kernels import Gaussian, Laplacian
 from kmtests.null import WildBootstrap
 from kmtests.null.combine import minp_combination
@@ -24,6 +25,14 @@ from kmtests.statistics.agginc import IncompleteDraws, design_pairs, h_values
 
 REF = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "reference"
                   / "agginc_reference.json").read_text())
+
+
+def mmdagginc_test(x, y, **kw):
+    return two_sample_test(x, y, statistic="mmdagginc", **kw)
+
+
+def hsicagginc_test(x, y, **kw):
+    return independence_test(x, y, statistic="hsicagginc", **kw)
 
 
 def _gen(seed: int = 0) -> np.random.Generator:
@@ -196,13 +205,13 @@ def test_seed_batch_and_threads_give_the_same_pvalue():
     assert not np.array_equal(a.null_distribution, c.null_distribution)
 
 
-def test_the_plan_faces_reach_the_same_test():
+def test_the_report_names_the_test_and_its_exact_level():
     gen = _gen(6)
-    x, y = gen.normal(size=(80, 2)), gen.normal(size=(80, 2))
-    a = two_sample_test(x, y, statistic="mmdagginc", n_resamples=99, rng=2)
-    b = mmdagginc_test(x, y, n_resamples=99, rng=2)
-    assert a.pvalue == b.pvalue and a.statistic == b.statistic
-    assert "MMDAggInc" in str(b) and "exact level" in str(b)
+    x, y = gen.normal(size=(80, 2)), gen.normal(size=(90, 2))
+    text = str(mmdagginc_test(x, y, n_resamples=99, rng=2))
+    assert "MMDAggInc" in text and "exact level" in text and "the last 10" in text
+    with pytest.raises(ValueError, match="`diagonals`"):  # an option of another statistic
+        two_sample_test(x, y, diagonals=5)
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -223,10 +232,7 @@ def test_refusals_are_clear(kw, match):
     x, y = gen.normal(size=(40, 2)), gen.normal(size=(40, 2))
     draws = {} if isinstance(kw.get("method"), WildBootstrap) else {"n_resamples": 9, "rng": 0}
     with pytest.raises(ValueError, match=match):
-        if set(kw) <= {"method", "strata", "kernel", "engine"}:  # two_sample_test's keywords
-            two_sample_test(x, y, statistic="mmdagginc", **draws, **kw)
-        else:
-            mmdagginc_test(x, y, **draws, **kw)
+        mmdagginc_test(x, y, **draws, **kw)
 
 
 def test_given_bandwidth_centres_the_collection():
@@ -275,3 +281,23 @@ def test_hsicagginc_level_is_in_the_binomial_band(kind):
                               rng=int(s)).pvalue <= 0.05 for s in range(_SETS))
     lo, hi = stats.binom.ppf([0.005, 0.995], _SETS, 0.05)
     assert lo <= rej <= hi, rej
+
+
+def test_the_command_line_runs_the_same_test(tmp_path, capsys):
+    """``kmtests two-sample --statistic mmdagginc --diagonals --levels --weights`` is the
+    Python call with those keywords (the same p-value and members)."""
+    import pandas as pd
+
+    from ._cli import run_json
+
+    gen = _gen(9)
+    x, y = gen.normal(size=(60, 2)), gen.normal(size=(60, 2)) + [0.5, 0.0]
+    pd.DataFrame(x, columns=["a", "b"]).to_csv(tmp_path / "x.csv", index=False)
+    pd.DataFrame(y, columns=["a", "b"]).to_csv(tmp_path / "y.csv", index=False)
+    out = run_json(capsys, "two-sample", tmp_path / "x.csv", tmp_path / "y.csv",
+                   "--statistic", "mmdagginc", "--diagonals", "7", "--levels=-1,1",
+                   "--weights", "centred", "--n-resamples", "99", "--seed", "4")
+    res = mmdagginc_test(x, y, diagonals=7, levels=(-1, 1), weights="centred",
+                         n_resamples=99, rng=4)
+    assert out["pvalue"] == res.pvalue
+    assert out["statistic"] == pytest.approx(res.statistic)

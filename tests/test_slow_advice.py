@@ -68,10 +68,7 @@ def test_every_resampling_face_is_covered():
     faces = {name for name in kmtests.__all__
              if callable(getattr(kmtests, name)) and not isinstance(getattr(kmtests, name), type)
              and "n_resamples" in inspect.signature(getattr(kmtests, name)).parameters}
-    # no permutation loop: the goodness-of-fit test's advice is checked through its plan
-    # below; the incomplete-U faces draw Rademacher swaps and issue no SlowTestWarning
-    wild_only = {"goodness_of_fit_test", "mmdagginc_test", "hsicagginc_test"}
-    covered = {label.split()[0] for label, *_ in _cases()} | wild_only
+    covered = {label.split()[0] for label, *_ in _cases()} | {"goodness_of_fit_test"}
     assert faces <= covered, f"add a slow-advice case for {sorted(faces - covered)}"
 
 

@@ -38,13 +38,6 @@ FACES: dict[str, Callable[..., Any]] = {
     "k_sample": kmtests.k_sample_test, "conditional": kmtests.conditional_independence_test,
     "joint": kmtests.joint_independence_test, "one_sample": kmtests.goodness_of_fit_test,
     "cross_dependence": kmtests.timeseries.cross_dependence_test}
-#: the statistics whose options are keywords of a face of their own
-FACES_BY_NAME: dict[str, Callable[..., Any]] = {
-    "mmdagginc": kmtests.mmdagginc_test, "hsicagginc": kmtests.hsicagginc_test}
-
-
-def _face(kind: str, name: Any) -> Callable[..., Any]:
-    return FACES_BY_NAME.get(name, FACES[kind]) if isinstance(name, str) else FACES[kind]
 
 #: a value other than the default for each option a statistic may declare, with the
 #: options whose effect is not on the statistic's value (what they change instead)
@@ -98,7 +91,7 @@ def _normal_score(t: np.ndarray) -> np.ndarray:
 
 def _run(kind: str, name: str | Statistic, **kw: Any) -> Any:
     """The test of `kind` computing `name` on the in-memory engine with permutations."""
-    face = _face(kind, name)
+    face = FACES[kind]
     opts: dict[str, Any] = dict(statistic=name, n_resamples=19, rng=3)
     params = inspect.signature(face).parameters
     if "method" in params:
@@ -202,7 +195,7 @@ def _refusals(run: Callable[..., Any], kind: str, name: str, cls: type[Statistic
               base_kw: dict[str, Any]) -> list[str]:
     """(d): what it does not use is refused, naming the keyword."""
     out: list[str] = []
-    params = inspect.signature(_face(kind, name)).parameters
+    params = inspect.signature(FACES[kind]).parameters
     unused = [(key, OTHER_VALUE.get(key, True)) for key in _plan.STATISTIC_OPTIONS
               if key in params and key not in cls.keywords(name)]
     if not cls.uses_estimator and "estimator" in params:
