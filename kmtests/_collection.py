@@ -29,6 +29,7 @@ from .null import NullMethod, resolve_method
 from .null.combine import Fuse, MinP, fuse_statistic, member_rejections, minp_combination
 from .problems.conventions import check_alternative
 from .statistics import NOCCO, Aggregate, KernelHSIC, KernelMMD, SpectralMMD, Statistic
+from .statistics.agginc import distance_grid
 from .statistics.spectral import FILTERS, lambda_grid
 from .statistics.tuning import TUNINGS
 
@@ -60,18 +61,8 @@ def bandwidth_grid(z: np.ndarray, count: int = 10) -> np.ndarray:
     >>> print(np.round(g, 3))
     [0.243 0.553 1.258 2.861 6.506]
     """
-    from scipy.spatial.distance import pdist
-
-    from .kernels import MEDIAN_MAX_POINTS, _canonical_subsample
-
     count = check_positive_int(count, "bandwidths")
-    d = pdist(_canonical_subsample(np.asarray(z, dtype=np.float64), MEDIAN_MAX_POINTS))
-    d = d[d > 0]
-    if d.size == 0:
-        raise ValueError("every pair of points ties (constant data): no bandwidth grid can be "
-                         "derived; pass explicit `bandwidths`.")
-    lo, hi = float(np.quantile(d, 0.05)) / 2.0, float(np.quantile(d, 0.95)) * 2.0
-    return np.geomspace(lo, hi, count) if count > 1 else np.array([float(np.median(d))])
+    return distance_grid(z, count, "pass explicit `bandwidths`")
 
 
 def _kernels_for(kernel: Any, bandwidths: Any, data: np.ndarray, name: str,

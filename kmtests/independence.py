@@ -63,7 +63,8 @@ def independence_test(
     bandwidth_x: Any = "median",
     bandwidth_y: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
-    statistic: Literal["biased", "unbiased", "regularized", "fsic"] | Statistic | None = None,
+    statistic: Literal["biased", "unbiased", "regularized", "fsic", "hsicagginc"] | Statistic
+    | None = None,
     method: Literal["permutation", "gamma", "wild", "chi2", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
@@ -79,6 +80,8 @@ def independence_test(
     nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
     split_size: int | None = None,
+    diagonals: int | None = None, levels: tuple[int, int] | None = None,
+    grid: Any = None, weights: Any = None,
 ) -> IndependenceResult:
     r"""Kernel independence test: are the paired variables `x` and `y` independent?
 
@@ -104,7 +107,7 @@ def independence_test(
     estimator : str or KernelMeanEstimator
         Estimator of the cross-covariance embedding; ``"kme"`` (default) gives
         the classical HSIC.
-    statistic : {"biased", "unbiased", "regularized", "fsic"} or Statistic, optional
+    statistic : {"biased", "unbiased", "regularized", "fsic", "hsicagginc"} or Statistic, optional
         None (default): the null method's own statistic if it has one (the
         biased KME statistic for ``method="gamma"`` and ``"chi2"``), else
         ``"biased"``. ``"biased"``: the V-form, ``HSIC_b = tr(HKH HLH) / n^2`` for
@@ -123,7 +126,9 @@ def independence_test(
         the test pairs (the default) or the papers' chi-square null
         (``method="asymptotic"``); the locations are in
         ``res.details["locations"]`` and ``["locations_y"]``; see
-        :doc:`/user_guide/where`.
+        :doc:`/user_guide/where`. ``"hsicagginc"``: HSICAggInc (Schrab et al.,
+        2022), as MMDAggInc in :func:`kmtests.two_sample_test` (the pair ``i``:
+        observations ``i`` and ``N + i``); see :doc:`/user_guide/agginc`.
     method : {"permutation", "gamma", "wild", "chi2", "asymptotic"} or a method object, optional
         Null distribution: permutations (default, exact level), the gamma
         approximation of Gretton et al. (2008) for ``HSIC_b`` (approximate),
@@ -185,6 +190,10 @@ def independence_test(
         series whose dependence is shorter than the blocks: an approximation);
         ``"auto"``: a length from the data (:doc:`/user_guide/dependent`). With
         ``method="wild"``: AR(1) multipliers of that length.
+    diagonals, levels, grid, weights : optional
+        ``statistic="hsicagginc"``: as for MMDAggInc in
+        :func:`kmtests.two_sample_test` (default collection ``2^l h``,
+        ``l = -2..2``, for each variable; `grid` one sequence or a pair).
     {{conventions}}
 
     Returns

@@ -60,7 +60,7 @@ def two_sample_test(
     bandwidth: Any = "median",
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["unbiased", "biased", "regularized", "block", "linear", "me", "scf",
-                       "selfnormalized"] | Statistic | None = None,
+                       "selfnormalized", "mmdagginc"] | Statistic | None = None,
     method: Literal["permutation", "gamma", "normal", "wild", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
@@ -78,6 +78,8 @@ def two_sample_test(
     alternative: Literal["greater"] = "greater",
     nan_policy: Literal["raise", "omit"] = "raise", axis: int = 0,
     n_locations: int | None = None,
+    diagonals: int | None = None, levels: tuple[int, int] | None = None,
+    grid: Any = None, weights: Any = None,
 ) -> TwoSampleResult:
     r"""Kernel two-sample test: do `x` and `y` come from the same distribution?
 
@@ -108,7 +110,7 @@ def two_sample_test(
     estimator : str or KernelMeanEstimator
         Kernel mean estimator (see :mod:`kmtests.estimators`); ``"kme"`` is
         the empirical mean (classical MMD).
-    statistic : {"unbiased", "biased", "regularized", "block", "linear", "me", "scf", "selfnormalized"} or Statistic, optional
+    statistic : {"unbiased", "biased", "regularized", "block", "linear", "me", "scf", "selfnormalized", "mmdagginc"} or Statistic, optional
         None (default): the null method's own statistic if it has one
         (``method="gamma"`` approximates the null of the biased KME statistic
         ``MMD^2_b``, so it computes that one), else the estimator's default
@@ -134,7 +136,12 @@ def two_sample_test(
         learned locations are in ``res.details["locations"]``; see
         :doc:`/user_guide/where`. ``"selfnormalized"``: ``MMD^2_b`` over Shao &
         Zhang's self-normaliser, for two windows of one series with ``blocks=``
-        (:mod:`kmtests.statistics.selfnormalized`; :doc:`/user_guide/dependent`). A
+        (:mod:`kmtests.statistics.selfnormalized`; :doc:`/user_guide/dependent`).
+        ``"mmdagginc"``: MMDAggInc (Schrab et al.,
+        2022), the min-p aggregate over bandwidths of incomplete U-statistics on
+        the first `diagonals` superdiagonals, its null drawn by Rademacher swaps
+        (``method="wild"``, its default; exact level), configured by
+        `diagonals`, `levels`, `grid`, `weights`; see :doc:`/user_guide/agginc`. A
         statistic object of :mod:`kmtests.statistics` is used as it is.
     method : {"permutation", "gamma", "normal", "wild", "asymptotic"} or a method object, optional
         Null distribution (default: the statistic's own): permutations
@@ -234,6 +241,11 @@ def two_sample_test(
         the rows are two windows of one series, and the length comes from the
         data (:doc:`/user_guide/dependent`; the sizes need not be multiples).
         With ``method="wild"``: AR(1) multipliers of that length.
+    diagonals, levels, grid, weights : optional
+        ``statistic="mmdagginc"``: ``R`` of its design (default 200), its
+        bandwidth collection ``2^l h`` for ``l`` in `levels` or the bandwidths
+        `grid` (default 10 from the pooled distances), MMDAgg's `weights`
+        (default uniform); an error with another statistic.
     {{conventions}}
 
     Returns

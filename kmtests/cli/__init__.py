@@ -42,7 +42,8 @@ from ._monitor import add_monitor, run_monitor
 _EXTRA = "pip install 'kmtests[power]'"
 #: options of the tests (Python names) passed when given
 _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", "engine",
-                 "n_features", "covariance", "split_size", "block_size", "n_locations"]
+                 "n_features", "covariance", "split_size", "block_size", "n_locations",
+                 "diagonals", "levels", "grid", "weights"]
 _K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
 _RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress", "nan_policy", "alternative"]
 _AGGREGATED = ["estimators", "statistics", "filters", "lams", "combination", "weights", "alpha",

@@ -302,6 +302,12 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
     if not two and not power:
         p.add_argument("--split-size", type=positive_int, default=None,
                        help="training pairs of --statistic fsic (default half)")
+    if not power:
+        agg = "MMDAggInc" if two else "HSICAggInc"
+        p.add_argument("--diagonals", type=positive_int, default=None,
+                       help=f"{agg} (--statistic {agg.lower()}): the superdiagonals R of its "
+                       "design of pairs (default 200)")
+        add_collection(p, agg, "10 from the pooled distances" if two else "--levels=-2,2")
     if two or power:
         suffix = " (two-sample scenarios)" if power else ""
         p.add_argument("--covariance", default=None, choices=["pooled", "split"],
@@ -434,6 +440,30 @@ def add_aggregated(p: argparse.ArgumentParser, kind: str) -> None:
                    "members need exact)")
     p.add_argument("--n-features", type=positive_int, default=None,
                    help=_N_FEATURES)
+
+
+def levels(text: str) -> tuple[int, int]:
+    """``LMIN,LMAX``: two integers, LMIN <= LMAX (the exponents of an aggregated test's 2^l h)."""
+    parts = text.split(",")
+    try:
+        lo, hi = (int(v) for v in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be two integers LMIN,LMAX; got {text!r}"
+                                         ) from None
+    if lo > hi:
+        raise argparse.ArgumentTypeError(f"LMIN must not exceed LMAX; got {text!r}")
+    return lo, hi
+
+
+def add_collection(p: argparse.ArgumentParser, who: str, default: str) -> None:
+    """--levels, --grid, --weights: the bandwidth collection of an aggregated statistic."""
+    p.add_argument("--levels", type=levels, default=None, metavar="LMIN,LMAX",
+                   help=f"{who}'s bandwidths 2^l h for l from LMIN to LMAX (default: "
+                   f"{default}; write it with '=' when LMIN is negative)")
+    p.add_argument("--grid", type=float_list, default=None, metavar="A,B,...",
+                   help=f"{who}'s bandwidths themselves (instead of --levels)")
+    p.add_argument("--weights", type=weights, default=None,
+                   help=f"{who}'s weights of the members (default uniform)")
 
 
 def given(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:

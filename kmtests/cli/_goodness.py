@@ -28,19 +28,6 @@ def _score(text: str) -> Any:
     return fn
 
 
-def _levels(text: str) -> tuple[int, int]:
-    """``LMIN,LMAX``: two integers, LMIN <= LMAX (KSDAgg's exponents)."""
-    parts = text.split(",")
-    try:
-        lo, hi = (int(v) for v in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be two integers LMIN,LMAX; got {text!r}"
-                                         ) from None
-    if lo > hi:
-        raise argparse.ArgumentTypeError(f"LMIN must not exceed LMAX; got {text!r}")
-    return lo, hi
-
-
 def _model(args: argparse.Namespace) -> Any:
     """The frozen scipy.stats distribution of --model with its parameters."""
     from scipy import stats
@@ -84,13 +71,7 @@ def add_goodness(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--statistic", default=None, choices=opt.statistics("one_sample"),
                    help="U-statistic (default), V-statistic, or KSDAgg (the U-statistic "
                    "over a collection of bandwidths, aggregated)")
-    p.add_argument("--levels", type=_levels, default=None, metavar="LMIN,LMAX",
-                   help="KSDAgg's bandwidths 2^l h for l from LMIN to LMAX (default: "
-                   "--levels=-20,0; write it with '=' when LMIN is negative)")
-    p.add_argument("--grid", type=opt.float_list, default=None, metavar="A,B,...",
-                   help="KSDAgg's bandwidths themselves (instead of --levels)")
-    p.add_argument("--weights", type=opt.weights, default=None,
-                   help="KSDAgg's weights of the members (default uniform)")
+    opt.add_collection(p, "KSDAgg", "--levels=-20,0")
     p.add_argument("--n-locations", dest="n_locations", type=opt.positive_int, default=None,
                    help="FSSD's number of test locations (default 5)")
     p.add_argument("--split-size", dest="split_size", type=opt.positive_int, default=None,

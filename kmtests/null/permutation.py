@@ -363,6 +363,9 @@ class PermutationMethod(ResamplingMethod):
     draws: ClassVar[str] = "arrangements"
 
     def refusal(self, statistic: Any, engine: Any) -> str:
+        own = getattr(statistic, "permutation_refusal", "")  # a statistic's own reason
+        if own:
+            return str(own)
         return (f"{statistic.refusal_subject()} has an asymptotic null "
                 f"(method={statistic.default_method!r}, its default), no permutations: a "
                 "PermutationMethod does not apply. Run a permutation test with "

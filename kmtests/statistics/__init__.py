@@ -28,6 +28,8 @@ from ._base import STATISTICS as STATISTICS
 from ._base import Prepared as Prepared
 from ._base import Statistic as Statistic
 from .aggregate import Aggregate as Aggregate
+from .agginc import HSICAggInc as HSICAggInc
+from .agginc import MMDAggInc as MMDAggInc
 from .dhsic import DHSIC as DHSIC
 from .fssd import FSSD as FSSD
 from .hsic import KernelHSIC as KernelHSIC
@@ -44,10 +46,10 @@ from .nocco import NOCCO as NOCCO
 from .selfnormalized import SelfNormalizedMMD as SelfNormalizedMMD
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
+__all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "HSICAggInc", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
            "LaggedHSIC",
-           "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS",
-           "SelfNormalizedMMD", "SpectralMMD",
+           "KernelMMD", "LinearTimeMMD", "MMDAggInc", "MESCF", "NFSIC", "NOCCO", "Prepared",
+           "STATISTICS", "SelfNormalizedMMD", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",
            "statistic_name", "statistic_names"]
 

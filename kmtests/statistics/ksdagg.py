@@ -83,6 +83,13 @@ def _check_grid(bandwidths: Any) -> np.ndarray:
 _WEIGHTS = ("uniform", "increasing", "decreasing", "centred")
 
 
+def weighted_minp(options: Mapping[str, Any]) -> Any:
+    """The plan's min-p combination with the `weights` option (uniform when not given)."""
+    weights = options.get("weights")
+    return dataclasses.replace(options["combination"],
+                               weights="uniform" if weights is None else weights)
+
+
 def _check_weights(weights: Any, m: int) -> None:
     """`weights` names a rule of MMDAgg's or gives `m` positive numbers (checked before any
     kernel matrix; the combination normalises them)."""
@@ -172,10 +179,7 @@ class KSDAgg(Aggregate):
     @classmethod
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
               options: Mapping[str, Any]) -> Statistic:
-        weights = options.get("weights")
-        combination = dataclasses.replace(options["combination"],
-                                          weights="uniform" if weights is None else weights)
-        return cls(kernels["kernel"], combination, options.get("levels"),
+        return cls(kernels["kernel"], weighted_minp(options), options.get("levels"),
                    options.get("grid"))
 
     @classmethod
