@@ -245,24 +245,24 @@ class _AggInc(Statistic):
 
     options: ClassVar[tuple[str, ...]] = ("diagonals", "levels", "grid", "weights")
     default_method: ClassVar[str] = "wild"
-    title: ClassVar[str] = ""
+    symbol: ClassVar[str] = "min_j p_j/w_j"
     unbiased = True
 
     @property
     def permutation_refusal(self) -> str:
         """Why a PermutationMethod does not apply (its refusal)."""
-        return (f"method='permutation' would recompute {self.title}'s kernels on every "
+        return (f"method='permutation' would recompute {self.family_name}'s kernels on every "
                 "arrangement; its null is drawn by swaps of the pairs of its design: use "
                 "method='wild' (its default; exact level).")
 
     def __init__(self, kernels: Mapping[str, Any], combination: Any,
                  diagonals: Any = None, levels: Any = None, grid: Any = None) -> None:
         self.estimator: KernelMeanEstimator = KME()  # the members' embeddings: the KME
-        self.kernels = {role: _scalar_kernel(k, self.title) for role, k in kernels.items()}
+        self.kernels = {role: _scalar_kernel(k, self.family_name) for role, k in kernels.items()}
         self.diagonals = (DEFAULT_DIAGONALS if diagonals is None
                           else check_positive_int(diagonals, "diagonals"))
         if levels is not None and grid is not None:
-            raise ValueError(f"give {self.title}'s collection once: `grid` (the bandwidths) "
+            raise ValueError(f"give {self.family_name}'s collection once: `grid` (the bandwidths) "
                              "or `levels` (the exponents of 2^l h).")
         self.levels = None if levels is None else _check_levels(levels)
         self.grid, self.combination = grid, combination
@@ -273,22 +273,16 @@ class _AggInc(Statistic):
         return cls(kernels, weighted_minp(options), options.get("diagonals"),
                    options.get("levels"), options.get("grid"))
 
-    def label(self) -> str:
-        return "min_j p_j/w_j"
-
-    def family(self) -> str:
-        return self.title
-
     def refusal_subject(self) -> str:
-        return self.title
+        return self.family_name
 
     def check(self, problem: Any, tuning: str) -> None:
         if not problem.scheme.full:
-            raise ValueError(f"{self.title} draws swaps of the pairs of its design, which do "
+            raise ValueError(f"{self.family_name} draws swaps of the pairs of its design, which do "
                              "not keep strata or blocks: use statistic='unbiased' with "
                              "`strata` or `blocks`.")
         if getattr(problem, "precomputed", False):
-            raise ValueError(f"{self.title} evaluates its kernels on pairs of points: it "
+            raise ValueError(f"{self.family_name} evaluates its kernels on pairs of points: it "
                              "needs the data, not a precomputed Gram matrix.")
 
     def offers(self, engine: Engine) -> frozenset[str]:
@@ -297,7 +291,7 @@ class _AggInc(Statistic):
         return frozenset({"kernel_form"}) if engine.name == "exact" else frozenset()
 
     def form(self) -> FormInfo:
-        return FormInfo(IncompleteForm, self.title, True, True)
+        return FormInfo(IncompleteForm, self.family_name, True, True)
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
         return Requirements(self.scheme_name, dict(self.kernels))
@@ -305,7 +299,7 @@ class _AggInc(Statistic):
     def _pairs_of(self, problem: Any) -> tuple[int, int]:
         N = self._n(problem)
         if N < 2:
-            raise ValueError(f"{self.title} needs at least 2 pairs (N = {N}).")
+            raise ValueError(f"{self.family_name} needs at least 2 pairs (N = {N}).")
         R = min(self.diagonals, N - 1)
         return N, R
 
@@ -316,7 +310,7 @@ class _AggInc(Statistic):
         stored, m = self._sizes()
         # the stored h values, one block of every member's h and its products, the signs
         need = 8.0 * N * R * stored + 8.0 * _ROWS * R * m * 2 + 8.0 * (N + R) * WILD_DRAW * 2
-        return (need, f"the h values of {self.title} ({N} x {stored} x {R}: "
+        return (need, f"the h values of {self.family_name} ({N} x {stored} x {R}: "
                       f"{format_bytes(need)})", "Use fewer bandwidths or `diagonals`.")
 
     def _prepared(self, blocks: Callable[[int, int], np.ndarray], N: int, R: int,
@@ -340,14 +334,14 @@ class _AggInc(Statistic):
             raise AssertionError("the incomplete U-statistics are drawn by swaps (wild)")
 
         notes = notes + [
-            f"{self.title}: incomplete U-statistics on the design of the first {R} "
+            f"{self.family_name}: incomplete U-statistics on the design of the first {R} "
             f"superdiagonals ({L} of the {N * (N - 1) // 2} pairs of N = {N}); the "
             "Rademacher multipliers are swaps of the pairs, so the wild-bootstrap p-value "
             "is that of a permutation test over the swaps: exact level"]
         return Prepared(values, observed, kernels, what=what, columns=columns,
                         combination=self.combination, notes=notes,
                         kernel_form=lambda: draws,  # type: ignore[arg-type,return-value]
-                        witness=(f"{self.title} combines the statistics of several "
+                        witness=(f"{self.family_name} combines the statistics of several "
                                  "bandwidths: run the test of the member of interest and ask "
                                  "its result"),
                         details={"diagonals": R, "pairs": L, "N": N},
@@ -400,7 +394,7 @@ class MMDAggInc(_AggInc):
     name: ClassVar[str] = "mmdagginc"
     registered_as: ClassVar[tuple[str, ...]] = ("mmdagginc",)
     problem_kind: ClassVar[str] = "two_sample"
-    title: ClassVar[str] = "MMDAggInc"
+    family_name: ClassVar[str] = "MMDAggInc"
 
     def _n(self, problem: Any) -> int:
         return int(min(problem.n_x, problem.n_y))
@@ -447,7 +441,7 @@ class HSICAggInc(_AggInc):
     name: ClassVar[str] = "hsicagginc"
     registered_as: ClassVar[tuple[str, ...]] = ("hsicagginc",)
     problem_kind: ClassVar[str] = "independence"
-    title: ClassVar[str] = "HSICAggInc"
+    family_name: ClassVar[str] = "HSICAggInc"
     scheme_name: ClassVar[str] = "pairing"
 
     def _n(self, problem: Any) -> int:
