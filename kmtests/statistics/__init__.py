@@ -37,6 +37,7 @@ from .kci import KCI as KCI
 from .ksample import KSampleMMD as KSampleMMD
 from .ksd import KSD as KSD
 from .ksdagg import KSDAgg as KSDAgg
+from .cmmd import ConditionalMMD as ConditionalMMD
 from .lagged import LaggedHSIC as LaggedHSIC
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
@@ -44,7 +45,7 @@ from .nocco import NOCCO as NOCCO
 from .spectral import SpectralMMD as SpectralMMD
 
 __all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
-           "LaggedHSIC",
+           "ConditionalMMD", "LaggedHSIC",
            "KernelMMD", "LinearTimeMMD", "MESCF", "NFSIC", "NOCCO", "Prepared", "STATISTICS", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",
            "statistic_name", "statistic_names"]
