@@ -26,7 +26,7 @@ def conditional_two_sample_test(x1: ArrayLike, y1: ArrayLike, x2: ArrayLike, y2:
                                 kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
                                 bandwidth_x: Any = "median", bandwidth_y: Any = "median",
                                 lam: Any = "auto",
-                                criterion: Literal["gcv", "loo", "marglik"] = "gcv",
+                                criterion: Literal["gcv", "loo", "marglik"] = "marglik",
                                 propensity: Any = "kernel", clip: float = 0.01,
                                 n_resamples: int = 999, rng: SeedLike = None,
                                 batch: int | None = None, n_jobs: int | None = None,

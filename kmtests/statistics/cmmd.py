@@ -85,7 +85,7 @@ class ConditionalMMD(Statistic):
         "estimator={est!r} does not apply (use estimator='kme').")
 
     def __init__(self, kernel_x: Any, kernel_y: Any, lam: Any = "auto",
-                 criterion: str = "gcv") -> None:
+                 criterion: str = "marglik") -> None:
         self.kernels = {"x": kernel_x, "y": kernel_y}
         self.regression = ConditionalMeanEmbedding(lam=lam, criterion=criterion)
         self.estimator = KME()
@@ -94,7 +94,7 @@ class ConditionalMMD(Statistic):
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
               options: Mapping[str, Any]) -> Statistic:
         lam = "auto" if options.get("lam") is None else options["lam"]
-        crit = check_choice("gcv" if options.get("criterion") is None
+        crit = check_choice("marglik" if options.get("criterion") is None
                             else options["criterion"], "criterion", CRITERIA)
         return cls(kernels["x"], kernels["y"], lam, crit)
 
