@@ -72,15 +72,22 @@ def test_witness_is_the_per_point_distance():
     assert grid[2:].min() > 5 * grid[:2].max()
 
 
-def test_statistic_is_invariant_to_row_order_within_a_group_and_symmetric_in_the_groups():
+@pytest.mark.parametrize("tuning", [{"lam": 0.01}, {"criterion": "gcv"}])
+def test_statistic_is_invariant_to_row_order_within_a_group_and_symmetric_in_the_groups(
+        tuning):
+    """(With a given lam, or a deterministic criterion: the default criterion="shift" draws
+    pseudo-groups, row by row.)"""
     x1, y1, x2, y2 = _data(shift=0.5)
-    res = ctst(x1, y1, x2, y2, n_resamples=9, rng=0)
+    def run(*args, **kw):
+        return ctst(*args, **kw, **tuning)
+
+    res = run(x1, y1, x2, y2, n_resamples=9, rng=0)
     gen = np.random.default_rng(5)
     p1, p2 = gen.permutation(len(x1)), gen.permutation(len(x2))
-    shuffled = ctst(x1[p1], y1[p1], x2[p2], y2[p2], n_resamples=9, rng=0)
+    shuffled = run(x1[p1], y1[p1], x2[p2], y2[p2], n_resamples=9, rng=0)
     assert shuffled.lam == pytest.approx(res.lam, rel=1e-12)
     assert shuffled.statistic == pytest.approx(res.statistic, rel=1e-9)
-    swapped = ctst(x2, y2, x1, y1, n_resamples=9, rng=0)
+    swapped = run(x2, y2, x1, y1, n_resamples=9, rng=0)
     assert swapped.lam == pytest.approx(res.lam, rel=1e-12)
     assert swapped.statistic == pytest.approx(res.statistic, rel=1e-9)
 
@@ -222,3 +229,54 @@ def test_power_under_a_conditional_shift():
         y2 = y2 + 1.0 * (x2 > 0)  # P(y | x) moves where x > 0
         rejected += ctst(x1, y1, x2, y2, n_resamples=99, rng=seed).pvalue <= 0.05
     assert rejected >= 60, f"power {rejected}/{reps}"
+
+
+def test_the_shift_criterion_does_not_read_the_observed_labels():
+    """lam is tuned on pseudo-groups drawn from the propensity: with the pooled pairs and
+    the propensities fixed, other observed labels give the same lam (what keeps the
+    relabellings exchangeable); a different seed draws other pseudo-groups."""
+    import dataclasses
+
+    from kmtests import _plan
+    from kmtests.problems.conditional_two_sample import Relabelling
+
+    x1, y1, x2, y2 = _data(shift=1.0)
+    plan = _plan.plan_of(ctst, x1, y1, x2, y2, n_resamples=9, rng=4)
+    problem, stat = plan.problem, plan.statistic
+    K = stat.kernels["x"].gram(problem.covariates)
+    L = stat.kernels["y"].gram(problem.outcomes)
+    s, V = np.linalg.eigh(L)
+    Phi = V[:, s > 1e-12 * s.max()] * np.sqrt(s[s > 1e-12 * s.max()])
+    lam, _, crit = stat._tune(problem, K, Phi, 4)
+    flipped = 1 - problem.labels
+    other = dataclasses.replace(problem, labels=flipped, scheme=Relabelling(
+        flipped, problem.scheme.propensity, problem.scheme.how))
+    assert crit == "shift"
+    assert stat._tune(other, K, Phi, 4)[0] == lam
+    g = ctst(x1, y1, x2, y2, criterion="gcv", n_resamples=9, rng=4)
+    assert g.details["criterion"] == "gcv" and g.lam != lam
+
+
+def test_command_line(tmp_path, capsys):
+    import pandas as pd
+
+    from kmtests.cli import main
+
+    x1, y1, x2, y2 = _data(shift=1.0)
+    frame = pd.DataFrame({"arm": ["a"] * len(x1) + ["b"] * len(x2), "age": np.r_[x1, x2],
+                          "resp": np.r_[y1, y2]})
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    assert main(["conditional-two-sample", str(path), "--group", "arm", "--x", "age",
+                 "--y", "resp", "--n-resamples", "49", "--seed", "1", "--json"]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    res = ctst(x1, y1, x2, y2, n_resamples=49, rng=1)
+    assert out["pvalue"] == pytest.approx(res.pvalue)
+    assert out["statistic"] == pytest.approx(res.statistic, rel=1e-12)
+    assert main(["conditional-two-sample", str(path), "--group", "arm", "--x", "age",
+                 "--y", "age"]) == 2
+    assert "--x and --y must not share columns" in capsys.readouterr().err
+    assert main(["conditional-two-sample", str(path), "--group", "arm", "--x", "age",
+                 "--y", "resp", "--clip", "0.7"]) == 2

@@ -85,7 +85,7 @@ class Relabelling(Scheme):
 
     @property
     def restriction(self) -> str:
-        return f"group labels drawn from the propensity ({self.how})"
+        return f"of the group labels, drawn from the propensity ({self.how})"
 
 
 @dataclass(frozen=True, eq=False)

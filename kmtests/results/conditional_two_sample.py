@@ -33,10 +33,10 @@ class ConditionalTwoSampleResult(KernelTestResult):
 
     def _general_rows(self) -> list[tuple[str, Any]]:
         d = self.details
-        return [("lam", f"{d['lam']:.4g} ({d['criterion'] or 'given'}, "
-                        f"df {d['df']:.3g})"),
-                ("propensity", d["propensity_model"]),
-                ("clip", f"{d['clip']:g} ({d['clipped']} clipped)")] + self._engine_rows()
+        return [("lam", f"{d['lam']:.4g}"), ("df", f"{d['df']:.3g}"),
+                ("criterion", d["criterion"] or "given"),
+                ("propensity", d["propensity_model"]), ("clip", d["clip"]),
+                ("clipped", d["clipped"])] + self._engine_rows()
 
     def _param_note(self) -> str | None:
         return None  # the rows above say how lam was set

@@ -33,17 +33,24 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from .._rng import child
 from .._validation import check_choice
 from ..engines import Engine, Requirements, Values
+from ..engines._loop import map_items, single_blas_thread
 from ..estimators import KME, ConditionalMeanEmbedding, KernelMeanEstimator
-from ..estimators.conditional import CRITERIA
+from ..estimators.conditional import CRITERIA, lambda_grid_cme
 from ._base import Prepared, Statistic
 from .propensity import PROPENSITY_MODELS, check_clip, estimate_propensity
 
-__all__ = ["ConditionalMMD", "cmmd_parts"]
+__all__ = ["CMMD_CRITERIA", "ConditionalMMD", "cmmd_parts", "shift_error"]
 
 #: relative eigenvalue floor of the outcomes' Gram matrix (below: rounding)
 _EIG_FLOOR = 1e-12
+#: how `lam` is tuned: the cross-group prediction error under the propensity's covariate
+#: shift (``"shift"``), or one of the conditional test's criteria
+CMMD_CRITERIA = ("shift",) + CRITERIA
+#: pseudo-groups drawn for ``criterion="shift"``
+SHIFT_SPLITS = 3
 
 
 def _ridge_map(K: np.ndarray, labels: np.ndarray, g: int, lam: float,
@@ -56,6 +63,18 @@ def _ridge_map(K: np.ndarray, labels: np.ndarray, g: int, lam: float,
     C = cho_solve(cho_factor(Kg, lower=True, check_finite=False), Phi[idx],
                   check_finite=False)
     return K[:, idx] @ C, C
+
+
+def shift_error(K: np.ndarray, Phi: np.ndarray, labels: np.ndarray, lam: float) -> float:
+    """The mean squared RKHS error of predicting ``phi(y_i)`` by the regression of the
+    *other* group at ``x_i``: the error the statistic makes under the covariate shift."""
+    err = 0.0
+    for g in (0, 1):
+        M, _ = _ridge_map(K, labels, g, lam, Phi)
+        other = labels != g
+        R = Phi[other] - M[other]
+        err += float(np.einsum("ij,ij->", R, R))
+    return err / labels.size
 
 
 def cmmd_parts(K: np.ndarray, Phi: np.ndarray, labels: np.ndarray, lam: float
@@ -85,17 +104,19 @@ class ConditionalMMD(Statistic):
         "estimator={est!r} does not apply (use estimator='kme').")
 
     def __init__(self, kernel_x: Any, kernel_y: Any, lam: Any = "auto",
-                 criterion: str = "marglik") -> None:
+                 criterion: str = "shift") -> None:
         self.kernels = {"x": kernel_x, "y": kernel_y}
-        self.regression = ConditionalMeanEmbedding(lam=lam, criterion=criterion)
+        self.criterion = check_choice(criterion, "criterion", CMMD_CRITERIA)
+        self.regression = ConditionalMeanEmbedding(
+            lam=lam, criterion="gcv" if criterion == "shift" else criterion)
         self.estimator = KME()
 
     @classmethod
     def build(cls, name: str, kernels: Mapping[str, Any], estimator: KernelMeanEstimator,
               options: Mapping[str, Any]) -> Statistic:
         lam = "auto" if options.get("lam") is None else options["lam"]
-        crit = check_choice("marglik" if options.get("criterion") is None
-                            else options["criterion"], "criterion", CRITERIA)
+        crit = check_choice("shift" if options.get("criterion") is None
+                            else options["criterion"], "criterion", CMMD_CRITERIA)
         return cls(kernels["x"], kernels["y"], lam, crit)
 
     @classmethod
@@ -134,16 +155,40 @@ class ConditionalMMD(Statistic):
                              "null: run it through its face (statistic='cmmd').")
 
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
+        # one BLAS thread: the bits of a factorisation depend on the thread count (and
+        # threads fight on a busy machine); relabellings run side by side instead
+        with single_blas_thread():
+            return self._prepare(problem, rng)
+
+    def _tune(self, problem: Any, K: np.ndarray, Phi: np.ndarray, rng: Any
+              ) -> tuple[float, float, str | None]:
+        """``(lam, degrees of freedom of the pooled regression, criterion)``."""
+        X, kx = problem.covariates, self.kernels["x"]
+        Lc = self.kernels["y"].centred_gram(problem.outcomes, name="y").Kc
+        given = self.regression.lams()
+        if self.criterion != "shift" or (given is not None and given.size == 1):
+            fit = self.regression.fit([kx], X, Lc, cache=False)
+            return float(fit.lam), fit.df, fit.criterion
+        # pseudo-groups drawn from the propensity: a split with the data's covariate shift
+        # that does not depend on the observed labels (the relabellings leave it unchanged)
+        Kc = kx.centred_gram(X, name="x").Kc
+        grid = given if given is not None else lambda_grid_cme(float(np.trace(Kc)), problem.n)
+        draws = problem.scheme.random(child(rng, "tuning"), SHIFT_SPLITS)
+        errors = [np.mean([shift_error(K, Phi, z, float(lam)) for z in draws
+                           if min(z.sum(), z.size - z.sum()) >= 2]) for lam in grid]
+        lam = float(grid[int(np.argmin(errors))])
+        fit = ConditionalMeanEmbedding(lam=lam).fit([kx], X, Lc, cache=False)
+        return lam, fit.df, "shift"
+
+    def _prepare(self, problem: Any, rng: Any) -> Prepared:
         X, Y = problem.covariates, problem.outcomes
         kx, ky = self.kernels["x"], self.kernels["y"]
         K = kx.gram(X)
-        Lc = ky.centred_gram(Y, name="y").Kc
-        fit = self.regression.fit([kx], X, Lc, cache=False)
-        lam = float(fit.lam)
         L = ky.gram(Y)
         s, V = np.linalg.eigh(0.5 * (L + L.T))
         keep = s > _EIG_FLOOR * max(float(s.max()), 0.0)
         Phi = np.ascontiguousarray(V[:, keep] * np.sqrt(s[keep]))
+        lam, df, criterion = self._tune(problem, K, Phi, rng)
         n = problem.n
 
         def value(labels: np.ndarray) -> tuple[float, float]:
@@ -151,14 +196,19 @@ class ConditionalMMD(Statistic):
             return float(d.sum() / n), scale
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
-            out = np.array([value(row) for row in perms])
+            out = np.array(map_items(value, perms, n_jobs))
             return Values(out[:, 0], out[:, 1])
 
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
-            t, scale = value(problem.labels)
+            with single_blas_thread():
+                t, scale = value(problem.labels)
             return Values(np.array([t]), np.array([scale])), {}
 
         def witness(points: Any) -> np.ndarray:
+            with single_blas_thread():
+                return _witness(points)
+
+        def _witness(points: Any) -> np.ndarray:
             P = np.asarray(points, dtype=np.float64).reshape(-1, X.shape[1])
             Kp = kx.gram(P, X)
             out = np.zeros(P.shape[0])
@@ -172,12 +222,10 @@ class ConditionalMMD(Statistic):
             return out
 
         prop = problem.scheme.estimate
-        report = {"lam": lam, "df": fit.df, "criterion": fit.criterion,
+        report = {"lam": lam, "df": df, "criterion": criterion,
                   "propensity_model": getattr(prop, "model", None),
                   "clip": getattr(prop, "clip", None),
                   "clipped": getattr(prop, "clipped", None),
                   "propensity_penalty": getattr(prop, "penalty", None)}
-        params = {"regression": {"lam": lam, "df": round(fit.df, 3),
-                                 "criterion": fit.criterion or "given"}}
         return Prepared(values, observed, {"x": kx, "y": ky}, what=self.label(),
-                        params=params, report=report, witness=witness)
+                        report=report, witness=witness)
