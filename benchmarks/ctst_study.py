@@ -102,7 +102,9 @@ def _kcd_gram(a: np.ndarray) -> np.ndarray:
 def _kcd_reg(K: np.ndarray) -> float:
     from scipy.optimize import minimize_scalar
 
-    s = np.linalg.svd(K, compute_uv=False, hermitian=True)
+    # (kcd takes the singular values of the centred Gram matrix, which is symmetric
+    # positive semi-definite: they are its eigenvalues, to rounding)
+    s = np.abs(np.linalg.eigvalsh(K))
     res = minimize_scalar(lambda r: np.sum(s ** 2 / (s + r) ** 2) / K.shape[0] + r,
                           bounds=(0.0001, 1000), method="bounded")
     return float(res.x)
@@ -115,9 +117,10 @@ def _kcd_stat(K: np.ndarray, L: np.ndarray, z: np.ndarray) -> float:
         Kg = K[np.ix_(m, m)]
         W.append(np.linalg.inv(Kg + _kcd_reg(Kg) * np.eye(int(m.sum()))))
     KW0, KW1 = K[:, m0] @ W[0], K[:, m1] @ W[1]
-    first = np.trace(KW0.T @ KW0 @ L[np.ix_(m0, m0)])
-    second = np.trace(KW1.T @ KW0 @ L[np.ix_(m0, m1)])
-    third = np.trace(KW1.T @ KW1 @ L[np.ix_(m1, m1)])
+    # kcd's traces tr(A' B C) = sum((A' B) * C'), without the third product
+    first = np.sum((KW0.T @ KW0) * L[np.ix_(m0, m0)].T)
+    second = np.sum((KW1.T @ KW0) * L[np.ix_(m0, m1)].T)
+    third = np.sum((KW1.T @ KW1) * L[np.ix_(m1, m1)].T)
     return float((first - 2 * second + third) / K.shape[0])
 
 
@@ -174,22 +177,25 @@ def alibi_worker(path: str, out: str, B: int) -> None:
         det = ContextMMDDrift(y1, c1, backend="pytorch", n_permutations=B, device="cpu")
         p = float(det.predict(y2, c2)["data"]["p_val"])
         res[key] = {"p": p, "wall": time.perf_counter() - t0, "cpu": time.process_time() - p0}
+        with open(out + ".part", "a") as fh:  # progress, one line a data set
+            fh.write(json.dumps({key: res[key]}) + "\n")
     with open(out, "w") as fh:
         json.dump(res, fh)
 
 
-def run_cell(cell: str, reps: int, n: int, B: int, methods: list[str], out: str) -> dict:
+def run_cell(cell: str, reps: int, n: int, B: int, methods: list[str], out: str,
+             first: int = 0) -> dict:
     import warnings
 
     import kmtests
 
     warnings.simplefilter("ignore")
-    sets = {f"set_{s}": make(cell, s, n) for s in range(reps)}
+    sets = {f"set_{s}": make(cell, s, n) for s in range(first, first + reps)}
     results: dict = {m: {} for m in methods}
     load0 = os.getloadavg()
     if "alibi" in methods:
         tmp = tempfile.mkdtemp()
-        npz, js = os.path.join(tmp, "data.npz"), os.path.join(tmp, "alibi.json")
+        npz, js = os.path.join(tmp, "data.npz"), out + ".alibi.json"
         np.savez(npz, **{f"{k}_{r}": a for k, (c1, y1, c2, y2) in sets.items()
                          for r, a in zip(("c1", "y1", "c2", "y2"), (c1, y1, c2, y2))})
         proc = subprocess.Popen(["nice", "-n", "10", ALIBI_PYTHON, __file__, "--alibi-worker",
@@ -213,6 +219,8 @@ def run_cell(cell: str, reps: int, n: int, B: int, methods: list[str], out: str)
                 p = kcd(c1, y1, c2, y2, B, seed)
             results[m][key] = {"p": float(p), "wall": time.perf_counter() - t0,
                                "cpu": time.process_time() - p0}
+            with open(out + ".part", "a") as fh:  # progress, one line a data set
+                fh.write(json.dumps({"method": m, key: results[m][key]}) + "\n")
     if "alibi" in methods:
         proc.wait()
         with open(js) as fh:
@@ -241,6 +249,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--B", type=int, default=199)
+    ap.add_argument("--first", type=int, default=0, help="the first data set's seed")
     ap.add_argument("--methods", default="kmtests,mmd,kcd,alibi")
     ap.add_argument("--out", default=None)
     ap.add_argument("--alibi-worker", nargs=2, metavar=("NPZ", "JSON"))
@@ -249,7 +258,8 @@ def main() -> None:
         alibi_worker(*args.alibi_worker, args.B)
         return
     out = args.out or f"ctst_{args.cell}_{args.n}.json"
-    s = run_cell(args.cell, args.reps, args.n, args.B, args.methods.split(","), out)
+    s = run_cell(args.cell, args.reps, args.n, args.B, args.methods.split(","), out,
+                 args.first)
     print(f"cell {s['cell']}, n = {s['n']} per group, {s['reps']} data sets, B = {s['B']}, "
           f"load {s['load_start'][0]:.1f} -> {s['load_end'][0]:.1f}")
     for m, r in s["methods"].items():

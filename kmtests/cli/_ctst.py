@@ -13,7 +13,10 @@ __all__ = ["add_ctst", "run_ctst"]
 
 
 def _clip(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
     if not 0.0 <= value < 0.5:
         raise argparse.ArgumentTypeError(f"must be a number in [0, 0.5); got {text!r}")
     return value
@@ -42,8 +45,10 @@ def add_ctst(sub: Any) -> argparse.ArgumentParser:
                    "or logistic regression on the standardised x, cross-fitted")
     p.add_argument("--clip", type=_clip, default=None,
                    help="clip the propensities to [clip, 1 - clip] (default 0.01)")
-    p.add_argument("--lam", type=float, default=None,
-                   help="the ridge of the regressions (default: tuned by --criterion)")
+    p.add_argument("--lam", type=opt.lam, default=None,
+                   help="the ridge of the regressions: 'auto' (default: tuned by "
+                   "--criterion), a number, or comma-separated numbers searched")
+    opt.add_kernels(p, "independence")
     p.add_argument("--criterion", default=None, choices=["shift", "gcv", "loo", "marglik"],
                    help="how the ridge is tuned (default shift: the cross-group prediction "
                    "error)")
@@ -64,8 +69,9 @@ def run_ctst(args: argparse.Namespace) -> Any:
     d = len(args.x)
     (x1, y1), (x2, y2) = ((s[:, :d], s[:, d:]) for s in samples)
     args._n_memory = x1.shape[0] + x2.shape[0]
-    kw = opt.given(args, ["propensity", "clip", "lam", "criterion", "n_resamples", "batch",
-                          "n_jobs", "progress", "nan_policy", "alternative"])
+    kw = opt.given(args, ["propensity", "clip", "lam", "criterion", "kernel_x", "kernel_y",
+                          "bandwidth_x", "bandwidth_y", "n_resamples", "batch", "n_jobs",
+                          "progress", "nan_policy", "alternative"])
     if args.seed is not None:
         kw["rng"] = args.seed
     return conditional_two_sample_test(x1, y1, x2, y2, data_name=name, **kw)
