@@ -198,7 +198,7 @@ def run_cell(cell: str, reps: int, n: int, B: int, methods: list[str], out: str,
         npz, js = os.path.join(tmp, "data.npz"), out + ".alibi.json"
         np.savez(npz, **{f"{k}_{r}": a for k, (c1, y1, c2, y2) in sets.items()
                          for r, a in zip(("c1", "y1", "c2", "y2"), (c1, y1, c2, y2))})
-        proc = subprocess.Popen(["nice", "-n", "10", ALIBI_PYTHON, __file__, "--alibi-worker",
+        proc = subprocess.Popen([ALIBI_PYTHON, __file__, "--alibi-worker",
                                  npz, js, "--B", str(B)],
                                 env={**os.environ, "OMP_NUM_THREADS": "1",
                                      "MKL_NUM_THREADS": "1"})

@@ -225,7 +225,6 @@ def test_power_under_a_conditional_shift():
     reps, rejected = 100, 0
     for seed in range(reps):
         x1, y1, x2, y2 = _covariate_shift(seed)
-        gen = np.random.default_rng(10_000 + seed)
         y2 = y2 + 1.0 * (x2 > 0)  # P(y | x) moves where x > 0
         rejected += ctst(x1, y1, x2, y2, n_resamples=99, rng=seed).pvalue <= 0.05
     assert rejected >= 60, f"power {rejected}/{reps}"
