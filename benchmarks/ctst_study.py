@@ -10,6 +10,7 @@ changes (power cells):
 * ``subpop``: the context is a mixture of two components at -1.5 and +1.5 (sd 0.5),
   weighted 0.5/0.5 in the reference and 0.8/0.2 in the test window (C&VL's changing
   subpopulation weights); ``y`` two-dimensional, ``(sin 2c, cos 2c) + 0.3 e``;
+* ``none`` (a check of the peers' set-up): as ``covariate`` without the shift;
 * ``covariate+shift`` (power): as ``covariate``, with ``y_test + 1`` where ``c > 0``;
 * ``subpop+noise`` (power): as ``subpop``, with the test window's noise doubled in the
   component at +1.5.
@@ -56,16 +57,17 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-CELLS = ("covariate", "subpop", "covariate+shift", "subpop+noise")
+CELLS = ("covariate", "subpop", "covariate+shift", "subpop+noise", "none")
 ALIBI_PYTHON = "/tmp/alibi-venv/bin/python"
 
 
 def make(cell: str, seed: int, n: int) -> tuple[np.ndarray, ...]:
     """One data set of `cell`: (c_ref, y_ref, c_test, y_test), 2-d arrays."""
     gen = np.random.default_rng(seed)
-    if cell.startswith("covariate"):
-        c1 = gen.normal(-0.75, 1.0, size=(n, 1))
-        c2 = gen.normal(0.75, 1.0, size=(n, 1))
+    if cell.startswith("covariate") or cell == "none":
+        shift = 0.0 if cell == "none" else 0.75
+        c1 = gen.normal(-shift, 1.0, size=(n, 1))
+        c2 = gen.normal(shift, 1.0, size=(n, 1))
 
         def f(c: np.ndarray) -> np.ndarray:
             return c + 0.5 * np.sin(3 * c) + 0.5 * gen.normal(size=c.shape)

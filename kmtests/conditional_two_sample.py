@@ -26,6 +26,7 @@ def conditional_two_sample_test(x1: ArrayLike, y1: ArrayLike, x2: ArrayLike, y2:
                                 kernel_x: Any = "gaussian", kernel_y: Any = "gaussian",
                                 bandwidth_x: Any = "median", bandwidth_y: Any = "median",
                                 lam: Any = "auto",
+                                weights: Literal["overlap", "uniform"] = "overlap",
                                 criterion: Literal["shift", "gcv", "loo",
                                                    "marglik"] = "shift",
                                 propensity: Any = "kernel", clip: float = 0.01,
@@ -41,7 +42,8 @@ def conditional_two_sample_test(x1: ArrayLike, y1: ArrayLike, x2: ArrayLike, y2:
     (``statistic="cmmd"``) is the conditional MMD: per group, the kernel ridge regression of
     the features of ``y`` on ``x`` (the conditional mean embedding ``mu_g(x)``), and the
     mean over the pooled covariates of ``||mu_1(x) - mu_2(x)||^2`` (Park et al., 2021),
-    with the regularisation tuned once on the pooled pairs (`criterion`). The null draws the group labels again, label ``i``
+    weighted by the overlap of the groups (`weights`), with the regularisation tuned
+    once on the pooled pairs (`criterion`). The null draws the group labels again, label ``i``
     being group 2 with the estimated propensity ``e(x_i) = P(group 2 | x_i)``
     (cross-fitted, clipped), and recomputes the statistic (conditional permutations;
     Cobb & Van Looveren, 2022); the p-value is ``(1 + #{T_b >= T}) / (1 + B)``.
@@ -62,6 +64,14 @@ def conditional_two_sample_test(x1: ArrayLike, y1: ArrayLike, x2: ArrayLike, y2:
         ``n_g lam``): ``"auto"`` (default) searches the grid of
         :func:`~kmtests.estimators.conditional.lambda_grid_cme` by `criterion`, a
         sequence searches those values, a number fixes it.
+    weights : {"overlap", "uniform"}, optional
+        How the pooled points enter the mean: ``"overlap"`` (default) weights point ``i``
+        by ``e(x_i) (1 - e(x_i))`` of the propensity (Li, Morgan & Zaslavsky's overlap
+        weights: the covariates where both groups have pairs, where the conditionals
+        can be compared), ``"uniform"`` weights them equally (Park et al.'s and kcd's
+        mean). With uniform weights the regions one group hardly reaches, where its
+        regression extrapolates, weigh as much as the others, and the level rests on
+        the propensity's tails (``benchmarks/README.md``).
     criterion : {"shift", "gcv", "loo", "marglik"}, optional
         How `lam` is tuned on the pooled pairs. ``"shift"`` (default): the smallest
         error of predicting the outcome's features of one group by the other group's

@@ -30,9 +30,10 @@ def _gauss(a: np.ndarray, b: np.ndarray, bw: float) -> np.ndarray:
     return np.exp(-d2 / (2 * bw ** 2))
 
 
-def _brute(x1, y1, x2, y2, bw_x, bw_y, lam):
+def _brute(x1, y1, x2, y2, bw_x, bw_y, lam, e=None):
     """``(1/n) sum_i ||mu_1(x_i) - mu_2(x_i)||^2`` with explicit inverses and the full
-    outcome Gram matrix (Park et al.'s formula, as pywhy-stats' kcd computes it)."""
+    outcome Gram matrix (Park et al.'s formula, as pywhy-stats' kcd computes it); with
+    propensities `e`, the mean weighted by ``e (1 - e)``."""
     X = np.vstack([x1.reshape(len(x1), -1), x2.reshape(len(x2), -1)])
     Y = np.vstack([y1.reshape(len(y1), -1), y2.reshape(len(y2), -1)])
     n1, n = len(x1), len(X)
@@ -42,17 +43,24 @@ def _brute(x1, y1, x2, y2, bw_x, bw_y, lam):
     A2 = K[:, g2] @ np.linalg.inv(K[np.ix_(g2, g2)] + (n - n1) * lam * np.eye(n - n1))
     W = np.hstack([A1, -A2])
     per_point = np.einsum("ij,jk,ik->i", W, L, W)
-    return per_point.mean(), per_point, X
+    w = np.full(n, 1.0 / n) if e is None else e * (1 - e) / np.sum(e * (1 - e))
+    return float(w @ per_point), per_point, X
 
 
 def test_statistic_matches_the_brute_force_reference():
     x1, y1, x2, y2 = _data(shift=1.0)
-    res = ctst(x1, y1, x2, y2, n_resamples=19, rng=0)
+    res = ctst(x1, y1, x2, y2, n_resamples=19, rng=0, weights="uniform")
     bw = res.bandwidths
     ref, _, _ = _brute(x1, y1, x2, y2, bw["x"], bw["y"], res.lam)
     assert res.statistic == pytest.approx(ref, rel=1e-8)
+    # the overlap weights e (1 - e), with known propensities
+    e = np.random.default_rng(1).uniform(0.1, 0.9, size=90)
+    over = ctst(x1, y1, x2, y2, n_resamples=19, rng=0, propensity=e)
+    assert over.details["weights"] == "overlap"
+    ref, _, _ = _brute(x1, y1, x2, y2, bw["x"], bw["y"], over.lam, e)
+    assert over.statistic == pytest.approx(ref, rel=1e-8)
     # a given lam is used as given
-    fixed = ctst(x1, y1, x2, y2, lam=0.01, n_resamples=19, rng=0)
+    fixed = ctst(x1, y1, x2, y2, lam=0.01, n_resamples=19, rng=0, weights="uniform")
     assert fixed.lam == 0.01
     assert fixed.statistic == pytest.approx(_brute(x1, y1, x2, y2, bw["x"], bw["y"], 0.01)[0],
                                             rel=1e-8)
@@ -66,7 +74,8 @@ def test_witness_is_the_per_point_distance():
     ref, per_point, X = _brute(x1, y1, x2, y2, bw["x"], bw["y"], res.lam)
     w = res.witness(X)
     np.testing.assert_allclose(w, per_point, rtol=1e-7, atol=1e-12)
-    assert w.mean() == pytest.approx(res.statistic, rel=1e-8)
+    assert w.mean() == pytest.approx(ctst(x1, y1, x2, y2, n_resamples=19, rng=0,
+                                          weights="uniform").statistic, rel=1e-8)
     # the conditional laws differ for x > 0 only: the witness says so
     grid = res.witness(np.array([-1.0, -0.5, 0.5, 1.0]))
     assert grid[2:].min() > 5 * grid[:2].max()
@@ -75,8 +84,10 @@ def test_witness_is_the_per_point_distance():
 @pytest.mark.parametrize("tuning", [{"lam": 0.01}, {"criterion": "gcv"}])
 def test_statistic_is_invariant_to_row_order_within_a_group_and_symmetric_in_the_groups(
         tuning):
-    """(With a given lam, or a deterministic criterion: the default criterion="shift" draws
-    pseudo-groups, row by row.)"""
+    """(With a given lam or a deterministic criterion, and uniform weights: the default
+    criterion="shift" and the overlap weights read the cross-fitted propensity, whose
+    folds are drawn row by row.)"""
+    tuning = {**tuning, "weights": "uniform"}
     x1, y1, x2, y2 = _data(shift=0.5)
     def run(*args, **kw):
         return ctst(*args, **kw, **tuning)

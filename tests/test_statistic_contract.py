@@ -53,7 +53,8 @@ NO_EFFECT_ON_VALUE = {"cache": "a cache of z's decompositions: the same numbers,
 
 #: the statistic names with a fixed value of an option (``split_size`` of SplitKCI is the
 #: fraction of the sample its regressions are fitted on)
-OTHER_VALUE_BY_NAME: dict[tuple[str, str], Any] = {("split", "split_size"): 0.3}
+OTHER_VALUE_BY_NAME: dict[tuple[str, str], Any] = {("split", "split_size"): 0.3,
+                                                   ("cmmd", "weights"): "uniform"}
 #: options that configure another option's choice, compared with that choice alone
 #: (``split_size`` of the regularised MMD: the held-out points of ``covariance="split"``)
 REQUIRES: dict[tuple[str, str], dict[str, Any]] = {

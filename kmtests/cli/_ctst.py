@@ -43,6 +43,9 @@ def add_ctst(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--propensity", default=None, choices=["kernel", "linear"],
                    help="model of P(second group | x): kernel logistic regression (default) "
                    "or logistic regression on the standardised x, cross-fitted")
+    p.add_argument("--weights", default=None, choices=["overlap", "uniform"],
+                   help="weights of the pooled points in the mean: e(1 - e) of the "
+                   "propensity (overlap, default) or equal (uniform)")
     p.add_argument("--clip", type=_clip, default=None,
                    help="clip the propensities to [clip, 1 - clip] (default 0.01)")
     p.add_argument("--lam", type=opt.lam, default=None,
@@ -69,7 +72,8 @@ def run_ctst(args: argparse.Namespace) -> Any:
     d = len(args.x)
     (x1, y1), (x2, y2) = ((s[:, :d], s[:, d:]) for s in samples)
     args._n_memory = x1.shape[0] + x2.shape[0]
-    kw = opt.given(args, ["propensity", "clip", "lam", "criterion", "kernel_x", "kernel_y",
+    kw = opt.given(args, ["propensity", "clip", "lam", "criterion", "weights", "kernel_x",
+                          "kernel_y",
                           "bandwidth_x", "bandwidth_y", "n_resamples", "batch", "n_jobs",
                           "progress", "nan_policy", "alternative"])
     if args.seed is not None:

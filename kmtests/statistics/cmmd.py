@@ -7,11 +7,16 @@ outcome's features on the covariates (Song et al., 2009):
 .. math:: \hat\mu_g(x) = \sum_{j \in g} a_{g,j}(x)\,\phi(y_j), \qquad
           a_g(x) = (K_{gg} + n_g \lambda I)^{-1} k_g(x),
 
-and the statistic is the mean over the pooled covariates of their squared RKHS distance
-(Park, Shalit, Schölkopf and Muandet, 2021, the statistic of pywhy-stats' ``kcd``):
+and the statistic is the weighted mean over the pooled covariates of their squared RKHS
+distance (with uniform weights, ``weights="uniform"``, the statistic of Park, Shalit,
+Schölkopf and Muandet, 2021, and of pywhy-stats' ``kcd``):
 
-.. math:: T = \frac1n \sum_{i=1}^n \|\hat\mu_1(x_i) - \hat\mu_2(x_i)\|^2_{\mathcal H}
-          = \frac1n \operatorname{tr}(W L W'),
+.. math:: T = \sum_{i=1}^n w_i \|\hat\mu_1(x_i) - \hat\mu_2(x_i)\|^2_{\mathcal H}
+          = \operatorname{tr}(\operatorname{diag}(w) W L W'),
+
+``w_i`` proportional to ``e(x_i) (1 - e(x_i))`` of the propensity (``"overlap"``, the
+default: the covariates where both groups have pairs; fixed across the relabellings) or
+``1 / n``,
 
 ``W = [A_1, -A_2]`` (``A_g`` the ``n x n_g`` matrix of the ``a_g(x_i)``) and ``L`` the
 pooled Gram matrix of the outcomes. ``lam`` (operator units, as the conditional
@@ -51,6 +56,9 @@ _EIG_FLOOR = 1e-12
 CMMD_CRITERIA = ("shift",) + CRITERIA
 #: pseudo-groups drawn for ``criterion="shift"``
 SHIFT_SPLITS = 3
+#: how the pooled points are weighted in the mean: ``e (1 - e)`` of the propensity
+#: (``"overlap"``), or equally (``"uniform"``, Park et al.'s and kcd's mean)
+WEIGHTS = ("overlap", "uniform")
 
 
 def _ridge_map(K: np.ndarray, labels: np.ndarray, g: int, lam: float,
@@ -98,14 +106,15 @@ class ConditionalMMD(Statistic):
     name: ClassVar[str] = "cmmd"
     registered_as: ClassVar[tuple[str, ...]] = ("cmmd",)
     problem_kind: ClassVar[str] = "conditional_two_sample"
-    options: ClassVar[tuple[str, ...]] = ("lam", "criterion", "propensity", "clip")
+    options: ClassVar[tuple[str, ...]] = ("lam", "criterion", "weights", "propensity", "clip")
     estimator_refusal: ClassVar[str] = (
         "the conditional MMD compares kernel-ridge conditional mean embeddings; "
         "estimator={est!r} does not apply (use estimator='kme').")
 
     def __init__(self, kernel_x: Any, kernel_y: Any, lam: Any = "auto",
-                 criterion: str = "shift") -> None:
+                 criterion: str = "shift", weights: str = "overlap") -> None:
         self.kernels = {"x": kernel_x, "y": kernel_y}
+        self.weights = check_choice(weights, "weights", WEIGHTS)
         self.criterion = check_choice(criterion, "criterion", CMMD_CRITERIA)
         self.regression = ConditionalMeanEmbedding(
             lam=lam, criterion="gcv" if criterion == "shift" else criterion)
@@ -117,7 +126,8 @@ class ConditionalMMD(Statistic):
         lam = "auto" if options.get("lam") is None else options["lam"]
         crit = check_choice("shift" if options.get("criterion") is None
                             else options["criterion"], "criterion", CMMD_CRITERIA)
-        return cls(kernels["x"], kernels["y"], lam, crit)
+        weights = "overlap" if options.get("weights") is None else options["weights"]
+        return cls(kernels["x"], kernels["y"], lam, crit, weights)
 
     @classmethod
     def design(cls, name: str, problem: Any, kernels: dict[str, Any],
@@ -142,7 +152,8 @@ class ConditionalMMD(Statistic):
 
     def describe(self, prepared: Prepared) -> str:
         lam = prepared.report.get("lam")
-        return (f"{self.label()}: mean over the pooled x of ||mu_1(x) - mu_2(x)||^2, "
+        mean = "e(1 - e)-weighted mean" if self.weights == "overlap" else "mean"
+        return (f"{self.label()}: {mean} over the pooled x of ||mu_1(x) - mu_2(x)||^2, "
                 f"kernel ridge at lam = {lam:.3g}" if lam is not None else self.label())
 
     def requirements(self, problem: Any, tuning: str) -> Requirements:
@@ -189,11 +200,13 @@ class ConditionalMMD(Statistic):
         keep = s > _EIG_FLOOR * max(float(s.max()), 0.0)
         Phi = np.ascontiguousarray(V[:, keep] * np.sqrt(s[keep]))
         lam, df, criterion = self._tune(problem, K, Phi, rng)
-        n = problem.n
+        e = problem.scheme.propensity
+        w = e * (1.0 - e) if self.weights == "overlap" else np.ones(problem.n)
+        w = w / w.sum()
 
         def value(labels: np.ndarray) -> tuple[float, float]:
             d, scale = cmmd_parts(K, Phi, labels, lam)
-            return float(d.sum() / n), scale
+            return float(np.dot(w, d)), scale
 
         def values(perms: np.ndarray, n_jobs: int | None) -> Values:
             out = np.array(map_items(value, perms, n_jobs))
@@ -222,7 +235,7 @@ class ConditionalMMD(Statistic):
             return out
 
         prop = problem.scheme.estimate
-        report = {"lam": lam, "df": df, "criterion": criterion,
+        report = {"lam": lam, "df": df, "criterion": criterion, "weights": self.weights,
                   "propensity_model": getattr(prop, "model", None),
                   "clip": getattr(prop, "clip", None),
                   "clipped": getattr(prop, "clipped", None),
