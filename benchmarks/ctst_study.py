@@ -19,8 +19,9 @@ Methods, on the same data sets (each reads the saved ``.npz``):
 
 * ``kmtests``: :func:`kmtests.conditional_two_sample_test` (defaults: lam by the
   cross-group prediction error, ``criterion="shift"``; kernel logistic propensity
-  cross-fitted; clip 0.01); ``kmtests-marglik``: the same with ``criterion="marglik"``
-  (the conditional independence test's in-sample criterion);
+  cross-fitted; clip 0.01; overlap weights); ``kmtests-marglik``: the same with
+  ``criterion="marglik"`` (the conditional independence test's in-sample criterion);
+  ``kmtests-uniform``: with ``weights="uniform"`` (kcd's mean);
 * ``mmd``: the plain two-sample MMD of the pairs ``(c, y)`` (which sees the covariate
   shift: it should reject the null cells);
 * ``kcd``: pywhy-stats 0.1's ``kcd`` algorithm, **re-implemented here** from its source
@@ -211,9 +212,11 @@ def run_cell(cell: str, reps: int, n: int, B: int, methods: list[str], out: str,
                 continue
             t0, p0 = time.perf_counter(), time.process_time()
             if m.startswith("kmtests"):
-                crit = m.split("-")[1] if "-" in m else "shift"
+                opt = m.split("-")[1] if "-" in m else ""
+                kw = ({"weights": opt} if opt in ("uniform", "overlap") else
+                      {"criterion": opt} if opt else {})
                 p = kmtests.conditional_two_sample_test(c1, y1, c2, y2, n_resamples=B,
-                                                        rng=seed, criterion=crit).pvalue
+                                                        rng=seed, **kw).pvalue
             elif m == "mmd":
                 p = kmtests.two_sample_test(np.hstack([c1, y1]), np.hstack([c2, y2]),
                                             n_resamples=B, rng=seed).pvalue

@@ -5,6 +5,8 @@ rejects) and its power under a conditional shift."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -145,14 +147,24 @@ def test_seeded_pvalues_are_reproducible_across_batch_and_n_jobs():
 
 
 def test_relabellings_follow_the_propensity_whatever_the_batch():
-    e = np.array([0.02, 0.5, 0.98, 0.3])
+    """Labels drawn with the propensity's odds given the groups' sizes: every row keeps
+    n2 labels of group 2; the law of a row is the product of the odds of its group-2
+    pairs (checked exactly on the 6 rows of 2 of 4), whatever the batch."""
+    e = np.array([0.1, 0.5, 0.8, 0.3])
     s = Relabelling(np.array([0, 0, 1, 1]), e, "given")
-    whole = s.random(np.random.default_rng(1), 4000)
-    parts = np.vstack([s.random(g, b) for g in [np.random.default_rng(1)]
-                       for b in (1, 999, 3000)])
+    whole = s.random(np.random.default_rng(1), 6000)
+    gen = np.random.default_rng(1)
+    parts = np.vstack([s.random(gen, b) for b in (1, 1999, 4000)])
     np.testing.assert_array_equal(whole, parts)
-    assert set(np.unique(whole)) == {0, 1}
-    np.testing.assert_allclose(whole.mean(axis=0), e, atol=0.03)
+    assert whole.dtype == np.int64 and set(np.unique(whole)) == {0, 1}
+    assert np.all(whole.sum(axis=1) == 2)
+    odds = e / (1 - e)
+    rows = [r for r in itertools.combinations(range(4), 2)]
+    law = np.array([odds[list(r)].prod() for r in rows])
+    law /= law.sum()
+    seen = np.array([np.mean([set(np.flatnonzero(w)) == set(r) for w in whole[:3000]])
+                     for r in rows])
+    np.testing.assert_allclose(seen, law, atol=0.03)
     with pytest.raises(ValueError, match="never enumerated"):
         next(s.enumerate())
 
@@ -204,8 +216,9 @@ def test_exported_and_reported_under_its_own_name():
 
 # -- slow: level and power ----------------------------------------------------------------------
 def _band(n: int, alpha: float = 0.05) -> int:
-    """The largest count of rejections a level-alpha test allows at 99.9% (one-sided)."""
-    return int(binom.ppf(0.999, n, alpha))
+    """The upper end of the two-sided 99% binomial band of a level-alpha test's
+    rejections (18 of 200 at 5%)."""
+    return int(binom.ppf(0.995, n, alpha))
 
 
 def _covariate_shift(seed: int, n: int = 100) -> tuple[np.ndarray, ...]:
@@ -242,9 +255,9 @@ def test_power_under_a_conditional_shift():
 
 
 def test_the_shift_criterion_does_not_read_the_observed_labels():
-    """lam is tuned on pseudo-groups drawn from the propensity: with the pooled pairs and
-    the propensities fixed, other observed labels give the same lam (what keeps the
-    relabellings exchangeable); a different seed draws other pseudo-groups."""
+    """lam is tuned on pseudo-groups drawn from the propensity: with the pooled pairs, the
+    propensities and the groups' sizes fixed, other observed labels give the same lam
+    (what keeps the relabellings exchangeable)."""
     import dataclasses
 
     from kmtests import _plan
@@ -258,9 +271,10 @@ def test_the_shift_criterion_does_not_read_the_observed_labels():
     s, V = np.linalg.eigh(L)
     Phi = V[:, s > 1e-12 * s.max()] * np.sqrt(s[s > 1e-12 * s.max()])
     lam, _, crit = stat._tune(problem, K, Phi, 4)
-    flipped = 1 - problem.labels
-    other = dataclasses.replace(problem, labels=flipped, scheme=Relabelling(
-        flipped, problem.scheme.propensity, problem.scheme.how))
+    shuffled = np.random.default_rng(9).permutation(problem.labels)  # the same sizes
+    assert not np.array_equal(shuffled, problem.labels)
+    other = dataclasses.replace(problem, labels=shuffled, scheme=Relabelling(
+        shuffled, problem.scheme.propensity, problem.scheme.how))
     assert crit == "shift"
     assert stat._tune(other, K, Phi, 4)[0] == lam
     g = ctst(x1, y1, x2, y2, criterion="gcv", n_resamples=9, rng=4)
