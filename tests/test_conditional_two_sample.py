@@ -217,7 +217,7 @@ def test_exported_and_reported_under_its_own_name():
 # -- slow: level and power ----------------------------------------------------------------------
 def _band(n: int, alpha: float = 0.05) -> int:
     """The upper end of the two-sided 99% binomial band of a level-alpha test's
-    rejections (18 of 200 at 5%)."""
+    rejections (19 of 200 at 5%)."""
     return int(binom.ppf(0.995, n, alpha))
 
 
