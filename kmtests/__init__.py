@@ -14,6 +14,9 @@ by_group
     ``--group``): ``two_sample_test(*by_group(df, "arm"))``.
 conditional_independence_test (ci_test), ConditionalIndependenceResult
     Kernel conditional independence test (KCI) with a tuned regression on z.
+conditional_two_sample_test, ConditionalTwoSampleResult
+    Is the law of y given x the same in two groups (covariate shift allowed)? The
+    conditional MMD with a conditional permutation null through the propensity.
 joint_independence_test, dhsic
     Joint independence test of d variables (dHSIC) and its statistic.
 goodness_of_fit_test, GoodnessOfFitResult
@@ -72,6 +75,8 @@ if TYPE_CHECKING:  # the names below load on first use (PEP 562, `_ATTRIBUTES`)
     from .conditional import ci_test as ci_test
     from .goodness import goodness_of_fit_test as goodness_of_fit_test
     from .conditional import conditional_independence_test as conditional_independence_test
+    from .conditional_two_sample import ConditionalTwoSampleResult as ConditionalTwoSampleResult
+    from .conditional_two_sample import conditional_two_sample_test as conditional_two_sample_test
     from .independence import hsic as hsic
     from .independence import independence_test as independence_test
     from .ksample import k_sample_test as k_sample_test
@@ -105,6 +110,8 @@ _ATTRIBUTES: dict[str, str] = {
     "ci_test": "conditional",
     "goodness_of_fit_test": "goodness",
     "conditional_independence_test": "conditional",
+    "ConditionalTwoSampleResult": "conditional_two_sample",
+    "conditional_two_sample_test": "conditional_two_sample",
     "hsic": "independence",
     "independence_test": "independence",
     "k_sample_test": "ksample",
@@ -157,6 +164,8 @@ __all__ = [
     "ci_test",
     "ConditionalIndependenceResult",
     "conditional_independence_test",
+    "ConditionalTwoSampleResult",
+    "conditional_two_sample_test",
     "DegenerateStatisticWarning",
     "DriftMonitor",
     "GammaMethod",

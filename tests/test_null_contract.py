@@ -69,7 +69,12 @@ def test_every_scheme_class_is_in_the_contract():
     tests/test_schemes.py (strata, blocks, k samples, d variables)."""
     from tests.test_schemes import SCHEMES as GROUP_SCHEMES
 
+    from kmtests.problems.conditional_two_sample import Relabelling
+
     covered = {type(s) for s in SCHEMES} | {type(s) for s in GROUP_SCHEMES.values()}
+    # draws of group labels from a propensity, not permutations: their own contract
+    # (tests/test_conditional_two_sample.py::test_relabellings_follow_the_propensity_...)
+    covered |= {Relabelling}
     assert covered == _concrete(Scheme)
 
 

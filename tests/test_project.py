@@ -113,7 +113,7 @@ _FLOORS = [
      "kmtests.causal"),
     ("kmtests.twosample", "kmtests.independence", "kmtests.aggregated", "kmtests.ksample",
      "kmtests.conditional", "kmtests.joint", "kmtests.goodness",
-     "kmtests.timeseries"),
+     "kmtests.timeseries", "kmtests.conditional_two_sample"),
     ("kmtests._plan", "kmtests._posthoc", "kmtests._collection"),
     ("kmtests._driver",),
     ("kmtests.results",),

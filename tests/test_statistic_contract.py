@@ -37,7 +37,8 @@ FACES: dict[str, Callable[..., Any]] = {
     "two_sample": kmtests.two_sample_test, "independence": kmtests.independence_test,
     "k_sample": kmtests.k_sample_test, "conditional": kmtests.conditional_independence_test,
     "joint": kmtests.joint_independence_test, "one_sample": kmtests.goodness_of_fit_test,
-    "cross_dependence": kmtests.timeseries.cross_dependence_test}
+    "cross_dependence": kmtests.timeseries.cross_dependence_test,
+    "conditional_two_sample": kmtests.conditional_two_sample_test}
 
 #: a value other than the default for each option a statistic may declare, with the
 #: options whose effect is not on the statistic's value (what they change instead)
@@ -46,11 +47,14 @@ OTHER_VALUE: dict[str, Any] = {
     "block_size": 4, "n_locations": 2, "criterion": "loo", "bandwidth_z": 2.0,
     "augment": False, "max_lag": 2, "combine": "max", "levels": (-2, 1), "grid": [0.5, 1.5],
     "weights": "centred", "diagonals": 5}
-NO_EFFECT_ON_VALUE = {"cache": "a cache of z's decompositions: the same numbers, faster"}
+NO_EFFECT_ON_VALUE = {"cache": "a cache of z's decompositions: the same numbers, faster",
+                      "propensity": "the null's relabellings (tests/test_conditional_two_sample.py)",
+                      "clip": "the null's relabellings (tests/test_conditional_two_sample.py)"}
 
 #: the statistic names with a fixed value of an option (``split_size`` of SplitKCI is the
 #: fraction of the sample its regressions are fitted on)
-OTHER_VALUE_BY_NAME: dict[tuple[str, str], Any] = {("split", "split_size"): 0.3}
+OTHER_VALUE_BY_NAME: dict[tuple[str, str], Any] = {("split", "split_size"): 0.3,
+                                                   ("cmmd", "weights"): "uniform"}
 #: options that configure another option's choice, compared with that choice alone
 #: (``split_size`` of the regularised MMD: the held-out points of ``covariance="split"``)
 REQUIRES: dict[tuple[str, str], dict[str, Any]] = {
@@ -63,7 +67,8 @@ OTHER_KERNEL = {"two_sample": {"kernel": "laplacian"},
                 "conditional": {"kernel_x": "laplacian"},
                 "joint": {"kernels": "laplacian"},
                 "one_sample": {"kernel": "gaussian"},
-                "cross_dependence": {"kernel_x": "laplacian"}}
+                "cross_dependence": {"kernel_x": "laplacian"},
+                "conditional_two_sample": {"kernel_y": "laplacian"}}
 
 
 def _data(kind: str) -> tuple[Any, ...]:
@@ -81,6 +86,10 @@ def _data(kind: str) -> tuple[Any, ...]:
         return x, x + z + 0.5 * gen.normal(size=48), z
     if kind == "one_sample":
         return (gen.standard_t(4, size=(40, 2)),)
+    if kind == "conditional_two_sample":
+        x1, x2 = gen.normal(size=30), gen.normal(0.5, size=30)
+        return (x1, np.sin(2 * x1) + 0.2 * gen.normal(size=30), x2,
+                np.cos(2 * x2) + 0.2 * gen.normal(size=30))
     x = gen.normal(size=40)
     return x, x ** 2 + gen.normal(size=40), gen.normal(size=40)
 

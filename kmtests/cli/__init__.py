@@ -36,6 +36,7 @@ from . import _args as opt
 from ._conditional import add_conditional, run_conditional
 from ._data import MISSING_OK, STDIN, columns, labels, read_csv, split_by_group, unnamed_column
 from ._goodness import add_goodness, run_goodness
+from ._ctst import add_ctst, run_ctst
 from ._joint import add_joint, run_joint
 from ._monitor import add_monitor, run_monitor
 
@@ -618,6 +619,7 @@ def _parser() -> argparse.ArgumentParser:
     _finish(add_joint(sub), kernels="--kernel")
     _finish(add_conditional(sub), split="--split-size")
     _finish(add_goodness(sub))
+    _finish(add_ctst(sub), resamples=999)
     _add_aggregated(sub)
     _add_power(sub)
     _finish(add_monitor(sub), None)
@@ -701,7 +703,7 @@ def _main(args: argparse.Namespace, flags: dict[str, str]) -> int:
             return run_monitor(args)
         run = {"two-sample": _two_sample, "independence": _independence,
                "k-sample": _k_sample, "joint": run_joint, "conditional": run_conditional,
-               "gof": run_goodness,
+               "gof": run_goodness, "conditional-two-sample": run_ctst,
                "aggregated": _aggregated}[args.command]
         res = run(args)
         _emit(res, args.json, res.pairwise() if getattr(args, "pairwise", False) else None)

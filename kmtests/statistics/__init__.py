@@ -39,6 +39,7 @@ from .kci import KCI as KCI
 from .ksample import KSampleMMD as KSampleMMD
 from .ksd import KSD as KSD
 from .ksdagg import KSDAgg as KSDAgg
+from .cmmd import ConditionalMMD as ConditionalMMD
 from .lagged import LaggedHSIC as LaggedHSIC
 from .linear_time import LinearTimeMMD as LinearTimeMMD
 from .mmd import KernelMMD as KernelMMD
@@ -46,8 +47,8 @@ from .nocco import NOCCO as NOCCO
 from .selfnormalized import SelfNormalizedMMD as SelfNormalizedMMD
 from .spectral import SpectralMMD as SpectralMMD
 
-__all__ = ["Aggregate", "DHSIC", "FSSD", "FormInfo", "HSICAggInc", "KCI", "KSD", "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC",
-           "LaggedHSIC",
+__all__ = ["Aggregate", "ConditionalMMD", "DHSIC", "FSSD", "FormInfo", "HSICAggInc", "KCI", "KSD",
+           "KSDAgg", "KSampleMMD", "KernelForm", "KernelHSIC", "LaggedHSIC",
            "KernelMMD", "LinearTimeMMD", "MMDAggInc", "MESCF", "NFSIC", "NOCCO", "Prepared",
            "STATISTICS", "SelfNormalizedMMD", "SpectralMMD",
            "Statistic", "resolve_statistic", "statistic_class",
