@@ -49,6 +49,8 @@ def _cases() -> list[tuple[str, object, tuple, dict]]:
          {**few, "estimators": ["kme", "fkmse"]}),
         ("aggregated_independence_test", kmtests.aggregated_independence_test, (x, y),
          {**few, "estimators": ["kme", "fkmse"]}),
+        ("conditional_two_sample_test", kmtests.conditional_two_sample_test, (x, y, z, x),
+         {**few, "lam": 1e-3}),
         ("compare_estimators", kmtests.compare_estimators, (x, y),
          {"estimators": ["kme", "fkmse"], "n_resamples": 30, "rng": 1,
           "batch": 5}),
