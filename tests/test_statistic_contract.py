@@ -305,3 +305,28 @@ def test_every_statistic_names_itself_or_says_why():
         _Bare().label()
     _Bare.symbol = "T"
     assert _Bare().label() == _Bare().family() == "T"
+
+
+def test_a_statistic_registers_under_its_name_unless_it_says_otherwise(monkeypatch):
+    from kmtests.statistics import _base
+
+    monkeypatch.setattr(_base, "STATISTICS", dict(_base.STATISTICS))
+
+    class _Named(KernelMMD):
+        name = "named_demo"
+
+    class _Aliased(KernelMMD):
+        name = "aliased_demo"
+        registered_as = ("alias_a", "alias_b")
+
+    class _Base(KernelMMD):
+        name = "base_demo"
+        registered_as = ()
+
+    class _Unnamed(KernelMMD):  # inherits a name: registers nothing new
+        pass
+
+    reg = _base.STATISTICS
+    assert reg["named_demo"] == (_Named,)
+    assert reg["alias_a"] == reg["alias_b"] == (_Aliased,) and "aliased_demo" not in reg
+    assert "base_demo" not in reg and _Unnamed not in {c for cs in reg.values() for c in cs}

@@ -168,12 +168,17 @@ STATISTICS: dict[str, tuple[type["Statistic"], ...]] = {}
 class Statistic(abc.ABC):
     """Base class of the statistics (see the module docs)."""
 
-    #: the names it is registered under in :data:`STATISTICS` (none: not by name)
-    registered_as: ClassVar[tuple[str, ...]] = ()
+    #: the names it is registered under in :data:`STATISTICS`; None (default): its own
+    #: :attr:`name` when its class body sets one (a base class that names itself but is
+    #: not a statistic of its own sets ``()``)
+    registered_as: ClassVar[tuple[str, ...] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for name in cls.__dict__.get("registered_as", ()):
+        names = cls.__dict__.get("registered_as")
+        if names is None:
+            names = (cls.__dict__["name"],) if "name" in cls.__dict__ else ()
+        for name in names:
             STATISTICS[name] = STATISTICS.get(name, ()) + (cls,)
 
     #: the registry name

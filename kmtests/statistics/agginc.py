@@ -392,7 +392,6 @@ class MMDAggInc(_AggInc):
     """
 
     name: ClassVar[str] = "mmdagginc"
-    registered_as: ClassVar[tuple[str, ...]] = ("mmdagginc",)
     problem_kind: ClassVar[str] = "two_sample"
     family_name: ClassVar[str] = "MMDAggInc"
 
@@ -439,7 +438,6 @@ class HSICAggInc(_AggInc):
     """
 
     name: ClassVar[str] = "hsicagginc"
-    registered_as: ClassVar[tuple[str, ...]] = ("hsicagginc",)
     problem_kind: ClassVar[str] = "independence"
     family_name: ClassVar[str] = "HSICAggInc"
     scheme_name: ClassVar[str] = "pairing"

@@ -69,6 +69,7 @@ class Aggregate(Statistic):
     """
 
     name: ClassVar[str] = "aggregate"
+    registered_as: ClassVar[tuple[str, ...] | None] = ()  # built by the aggregated faces
 
     def __init__(self, members: list[Statistic], combination: Any) -> None:
         if not members:

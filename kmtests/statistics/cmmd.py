@@ -104,7 +104,6 @@ class ConditionalMMD(Statistic):
     """The conditional MMD of two groups (module docs)."""
 
     name: ClassVar[str] = "cmmd"
-    registered_as: ClassVar[tuple[str, ...]] = ("cmmd",)
     problem_kind: ClassVar[str] = "conditional_two_sample"
     options: ClassVar[tuple[str, ...]] = ("lam", "criterion", "weights", "propensity", "clip")
     estimator_refusal: ClassVar[str] = (

@@ -296,7 +296,6 @@ class DHSIC(Statistic):
     """
 
     name: ClassVar[str] = "dhsic"
-    registered_as: ClassVar[tuple[str, ...]] = ("dhsic",)
     problem_kind: ClassVar[str] = "joint"
 
     @classmethod

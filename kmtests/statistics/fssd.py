@@ -128,7 +128,6 @@ class FSSD(Statistic):
     """
 
     name: ClassVar[str] = "fssd"
-    registered_as: ClassVar[tuple[str, ...]] = ("fssd",)
     problem_kind: ClassVar[str] = "one_sample"
     default_method: ClassVar[str] = "chi2"
     options: ClassVar[tuple[str, ...]] = ("n_locations", "split_size")

@@ -311,7 +311,6 @@ class NFSIC(LearnedFeatures):
                    options.get("split_size"))
     kind = "fsic"
     name: ClassVar[str] = "fsic"
-    registered_as: ClassVar[tuple[str, ...]] = ("fsic",)
 
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, n_locations: int | None = None,
                  split_size: int | None = None) -> None:

@@ -147,7 +147,6 @@ class KSDAgg(Aggregate):
     """
 
     name: ClassVar[str] = "ksdagg"
-    registered_as: ClassVar[tuple[str, ...]] = ("ksdagg",)
     problem_kind: ClassVar[str] = "one_sample"
     default_method: ClassVar[str] = "wild"
     options: ClassVar[tuple[str, ...]] = ("levels", "grid", "weights")

@@ -34,12 +34,8 @@ class LaggedHSIC(Statistic):
     docs), one column per lag, combined by `combine` (``"sum"`` or ``"max"``)."""
 
     name: ClassVar[str] = "lagged"
-    registered_as: ClassVar[tuple[str, ...]] = ("lagged",)
     problem_kind: ClassVar[str] = "cross_dependence"
     options: ClassVar[tuple[str, ...]] = ("max_lag", "combine")
-    estimator_refusal: ClassVar[str] = (
-        "the cross-dependence statistic compares plain kernel means at every lag; "
-        "estimator={est!r} does not apply (use estimator='kme').")
 
     def __init__(self, kernel_x: Any, kernel_y: Any, max_lag: int = 5,
                  combine: str = "sum") -> None:

@@ -99,7 +99,6 @@ class NOCCO(Statistic):
     """
 
     name: ClassVar[str] = "regularized"
-    registered_as: ClassVar[tuple[str, ...]] = ("regularized",)
     options: ClassVar[tuple[str, ...]] = ("filter", "lam")
     problem_kind: ClassVar[str] = "independence"
     estimator_refusal: ClassVar[str] = SpectralMMD.estimator_refusal

@@ -119,7 +119,6 @@ class SelfNormalizedMMD(Statistic):
     """
 
     name: ClassVar[str] = "selfnormalized"
-    registered_as: ClassVar[tuple[str, ...]] = ("selfnormalized",)
     problem_kind: ClassVar[str] = "two_sample"
     symbol: ClassVar[str] = "MMD^2_b/V_SN"
     family_name: ClassVar[str] = "self-normalised MMD"
