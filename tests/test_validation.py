@@ -73,7 +73,7 @@ def test_unknown_names_list_valid_choices(xy):
                        "object"):
         kmtests.two_sample_test(x, y, method="jackknife")
     with pytest.raises(ValueError, match="`statistic` must be one of 'biased', 'fsic', "
-                       "'regularized', 'unbiased'"):
+                       "'hsicagginc', 'regularized', 'unbiased'"):
         kmtests.independence_test(x, x, statistic="u")
     with pytest.raises(TypeError, match="`estimator` must be an estimator name"):
         kmtests.two_sample_test(x, y, estimator=3)

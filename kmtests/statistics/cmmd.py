@@ -36,7 +36,6 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from .._rng import child
 from .._validation import check_choice
@@ -65,6 +64,8 @@ def _ridge_map(K: np.ndarray, labels: np.ndarray, g: int, lam: float,
                Phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``A_g Phi_g`` (n x r) at every pooled point, and ``A_g`` evaluated through
     ``(K_gg + n_g lam I)^{-1} Phi_g`` (n_g x r), for group `g` of `labels`."""
+    from scipy.linalg import cho_factor, cho_solve  # here: importing kmtests loads no SciPy
+
     idx = np.flatnonzero(labels == g)
     Kg = K[np.ix_(idx, idx)].copy()
     Kg[np.diag_indices_from(Kg)] += idx.size * lam
