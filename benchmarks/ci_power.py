@@ -60,51 +60,21 @@ CAUSALLEARN = ("cl KCI gamma", "cl KCI use_gp", "cl RCIT")
 
 def ard_bandwidths(x: np.ndarray, y: np.ndarray, z: np.ndarray, target: str = "both"
                    ) -> np.ndarray:
-    """Per-coordinate (ARD) bandwidths on z for the conditional test, built from the
-    library's pieces: with ``target="both"`` the search of the library's
-    ``bandwidth_z="ard"`` (the same p-values, checked on inter5 data sets), with
-    ``target="y"`` a variant scored on y's target alone. The isotropic median bandwidth times
-    the best of ``Z_FACTORS``, then one greedy sweep over the coordinates trying each
-    coordinate's bandwidth times 1e4 (dropped), 0.5 and 2, keeping a change when the GCV
-    score of the regression on z improves; the score is that of y's target (``"y"``) or
-    the sum of x's (augmented, as KCI) and y's (``"both"``). About 2 d + 5
-    eigendecompositions of the n x n Gram matrix of z."""
+    """Per-coordinate (ARD) bandwidths on z for the conditional test: the library's
+    search (:func:`kmtests.statistics.kci.ard_bandwidths`, what ``bandwidth_z="ard"``
+    runs) scored on the sum of x's (augmented, as KCI) and y's regressions (``"both"``)
+    or, a variant, on y's alone (``"y"``). About 2 d + 5 eigendecompositions of the
+    n x n Gram matrix of z."""
     from kmtests.estimators import ConditionalMeanEmbedding
-    from kmtests.estimators.conditional import z_spectrum
-    from kmtests.kernels import ARDGaussian, Gaussian, median_bandwidth
+    from kmtests.kernels import Gaussian
     from kmtests.problems.conditional import standardized
-    from kmtests.statistics.kci import Z_FACTORS
+    from kmtests.statistics.kci import ard_bandwidths as search
 
     xs, ys, zs = standardized(x), standardized(y), standardized(z)
     xa = np.hstack([xs, 0.5 * zs])
     Kx = Gaussian().fitted_to(xa).centred_gram(xa).Kc
     Ky = Gaussian().fitted_to(ys).centred_gram(ys).Kc
-    reg = ConditionalMeanEmbedding()
-    targets = [Ky] if target == "y" else [Kx, Ky]
-
-    def score(bw: np.ndarray) -> float:
-        k = ARDGaussian(bandwidth=bw)
-        spec = z_spectrum(k, zs, cache=False)
-        return float(sum(reg.fit([k], zs, K, spectra=[spec], cache=False).score
-                         for K in targets))
-
-    d = zs.shape[1]
-    iso = float(median_bandwidth(zs))
-    best_bw, best = np.full(d, iso), np.inf
-    for f in Z_FACTORS:
-        bw = np.full(d, iso * f)
-        s = score(bw)
-        if s < best:
-            best, best_bw = s, bw
-    for j in range(d):
-        for m in (1e4, 0.5, 2.0):
-            bw = best_bw.copy()
-            bw[j] *= m
-            s = score(bw)
-            if s < best:
-                best, best_bw = s, bw
-    return best_bw
-
+    return search(zs, [Ky] if target == "y" else [Kx, Ky], ConditionalMeanEmbedding())
 
 def multi_variants() -> dict[str, Callable[..., float]]:
     """The ideas of issue 29 for a multivariate z, measured on the ``lv.MULTI`` designs:

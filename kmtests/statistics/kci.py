@@ -65,7 +65,7 @@ from ._base import Prepared, Statistic
 from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
 
-__all__ = ["KCI", "Z_FACTORS", "split_residual_gram"]
+__all__ = ["KCI", "Z_FACTORS", "ard_bandwidths", "split_residual_gram"]
 
 #: the candidate bandwidths on z of ``bandwidth_z="auto"``: the median heuristic times these
 Z_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
@@ -161,6 +161,38 @@ def split_residual_gram(fit: FittedRegression, z_train: np.ndarray, z_test: np.n
     Rg -= Rg.mean(axis=0)[None, :]
     Rg -= Rg.mean(axis=1)[:, None]
     return Rg
+
+
+def ard_bandwidths(z: np.ndarray, targets: Sequence[np.ndarray], regression: Any
+                   ) -> np.ndarray:
+    """Per-coordinate bandwidths on `z` (``bandwidth_z="ard"``): the median heuristic on
+    all coordinates times the best of :data:`Z_FACTORS`, then one sweep over the
+    coordinates trying each one's bandwidth times :data:`ARD_STEPS`, a change kept when
+    the `regression`'s criterion summed over the centred Gram matrices `targets`
+    decreases."""
+    from ..kernels import ARDGaussian, median_bandwidth
+
+    def score(bw: np.ndarray) -> float:
+        k = ARDGaussian(bandwidth=bw)
+        spec = [z_spectrum(k, z, cache=False)]
+        return float(sum(regression.fit([k], z, K, spectra=spec).score for K in targets))
+
+    d = z.shape[1]
+    iso = float(median_bandwidth(z, name="z"))
+    best_bw, best = np.full(d, iso), np.inf
+    for f in Z_FACTORS:
+        bw = np.full(d, iso * f)
+        s = score(bw)
+        if s < best:
+            best, best_bw = s, bw
+    for j in range(d):
+        for m in ARD_STEPS:
+            bw = best_bw.copy()
+            bw[j] *= m
+            s = score(bw)
+            if s < best:
+                best, best_bw = s, bw
+    return best_bw
 
 
 class KCI(Statistic):
@@ -396,37 +428,11 @@ class KCI(Statistic):
 
     def _ard_kernel(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray) -> Kernel:
         """``bandwidth_z="ard"``: one bandwidth per coordinate of z, shared by the
-        regressions of x and y, chosen by the regression's criterion summed over both
-        targets: the median heuristic on z (all coordinates) times the best of
-        :data:`Z_FACTORS`, then one sweep over the coordinates trying each one's bandwidth
-        times :data:`ARD_STEPS` (1e4: the coordinate dropped), a change kept when the
-        criterion decreases (``5 + 3 d_z`` eigendecompositions)."""
-        from ..kernels import ARDGaussian, median_bandwidth
+        regressions of x and y (:func:`ard_bandwidths` on both targets; ``5 + 3 d_z``
+        eigendecompositions)."""
+        from ..kernels import ARDGaussian
 
-        reg = self.regression
-
-        def score(bw: np.ndarray) -> float:
-            k = ARDGaussian(bandwidth=bw)
-            spec = [z_spectrum(k, z, cache=False)]
-            return float(reg.fit([k], z, Kx, spectra=spec).score
-                         + reg.fit([k], z, Ky, spectra=spec).score)
-
-        d = z.shape[1]
-        iso = float(median_bandwidth(z, name="z"))
-        best_bw, best = np.full(d, iso), np.inf
-        for f in Z_FACTORS:
-            bw = np.full(d, iso * f)
-            s = score(bw)
-            if s < best:
-                best, best_bw = s, bw
-        for j in range(d):
-            for m in ARD_STEPS:
-                bw = best_bw.copy()
-                bw[j] *= m
-                s = score(bw)
-                if s < best:
-                    best, best_bw = s, bw
-        return ARDGaussian(bandwidth=best_bw)
+        return ARDGaussian(bandwidth=ard_bandwidths(z, [Kx, Ky], self.regression))
 
     def _fit_whole(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
                    ) -> tuple[Fit, Fit]:
