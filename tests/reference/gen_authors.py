@@ -41,7 +41,12 @@ HERE = Path(__file__).resolve().parent
 
 def capture(fn, *args, **kwargs):
     """Call `fn` and return (its result, its local variables when it returned)."""
-    name = getattr(fn, "__wrapped__", fn).__name__
+    return capture_in(getattr(fn, "__wrapped__", fn).__name__, fn, *args, **kwargs)
+
+
+def capture_in(name, fn, *args, **kwargs):
+    """Call `fn` and return (its result, the locals of the function `name` it ran, when
+    that returned)."""
     seen: dict = {}
 
     def tracer(frame, event, arg):

@@ -29,30 +29,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from gen_authors import capture_in  # the same directory: the scripts run from it
 
 HERE = Path(__file__).resolve().parent
 B1, B2, B3, SEED = 500, 500, 50, 42
-
-
-def capture(fn, name, *args, **kwargs):
-    """Call `fn` and return (its result, the locals of the function `name` it ran)."""
-    seen: dict = {}
-
-    def tracer(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == name:
-            def local(fr, ev, a):
-                if ev == "return":
-                    seen.update(fr.f_locals)
-                return local
-            return local
-        return None
-
-    sys.settrace(tracer)
-    try:
-        out = fn(*args, **kwargs)
-    finally:
-        sys.settrace(None)
-    return out, seen
 
 
 def cases() -> list[dict]:
@@ -87,7 +67,7 @@ def main() -> None:
     for case in cases():
         x, s = case["x"], case["score"]
         lo, hi = case["levels"]
-        out, loc = capture(ksdagg_wild, "ksdagg_wild_custom", SEED, x, s, 0.05, 0.5, "imq",
+        out, loc = capture_in("ksdagg_wild_custom", ksdagg_wild, SEED, x, s, 0.05, 0.5, "imq",
                            "uniform", lo, hi, B1, B2, B3)
         M = np.asarray(loc["M"])
         ref["cases"].append({
