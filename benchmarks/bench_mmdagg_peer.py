@@ -53,6 +53,10 @@ def contenders(path: str | None, kt_path: str | None, B: int, n: int, threads: i
     out: dict[str, Callable[[Any, Any], Any]] = {
         "kmtests MMDAgg (permutations)": lambda x, y: kmtests.aggregated_two_sample_test(
             x, y, n_resamples=B, rng=0, n_jobs=threads).pvalue,
+        # equal sizes only: the swaps within random pairs (exact level; kerneltests' and
+        # the authors' wild bootstrap draws the same arrangements)
+        "kmtests MMDAgg (swaps)": lambda x, y: kmtests.aggregated_two_sample_test(
+            x, y, n_resamples=B, rng=0, n_jobs=threads, method="swap").pvalue,
     }
     if kt_path:
         if kt_path not in sys.path:
@@ -79,7 +83,7 @@ def contenders(path: str | None, kt_path: str | None, B: int, n: int, threads: i
 
 
 def run(path: str | None, kt_path: str | None, ns: list[int], B: int, repeats: int,
-        states: list[str], threads: int | None) -> pd.DataFrame:
+        states: list[str], threads: int | None, ratio: float = 1.0) -> pd.DataFrame:
     import contextlib
     import os
 
@@ -93,8 +97,11 @@ def run(path: str | None, kt_path: str | None, ns: list[int], B: int, repeats: i
             with machine_state(state):
                 for n in ns:
                     g = np.random.default_rng(n)
-                    x, y = g.normal(size=(n, 10)), g.normal(size=(n, 10))
+                    n_y = int(round(ratio * n))
+                    x, y = g.normal(size=(n, 10)), g.normal(size=(n_y, 10))
                     for name, fn in contenders(path, kt_path, B, n, threads).items():
+                        if n_y != n and "swaps" in name:
+                            continue
                         fn(x, y)
                         reps = repeats if n <= 1000 else 1
                         best = (float("inf"), float("inf"))
@@ -104,7 +111,7 @@ def run(path: str | None, kt_path: str | None, ns: list[int], B: int, repeats: i
                             fn(x, y)
                             best = min(best, (time.perf_counter() - t0,
                                               time.process_time() - c0))
-                        rows.append({"state": state, "n": n, "test": name,
+                        rows.append({"state": state, "n": n, "n_y": n_y, "test": name,
                                      "seconds": best[0], "cpu": best[1], "repeats": reps,
                                      "load": (load + os.getloadavg()[0]) / 2,
                                      "threads": threads or "default"})
@@ -123,11 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--states", default="quiet,busy")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--ny-ratio", type=float, default=1.0,
+                    help="n_y = ratio x n (unequal sizes: no swaps; the peers permute)")
     ap.add_argument("--out", default=str(HERE / "results" / "bench_mmdagg_peer.csv"))
     args = ap.parse_args(argv)
     path = None if args.no_authors else args.mmdagg
     tab = run(path, args.kerneltests, [int(v) for v in args.n.split(",")], args.B,
-              args.repeats, args.states.split(","), args.threads)
+              args.repeats, args.states.split(","), args.threads, args.ny_ratio)
     tab.to_csv(args.out, index=False, float_format="%.4g")
     km = "kmtests MMDAgg (permutations)"
     for state, g in tab.groupby("state", sort=False):

@@ -44,7 +44,7 @@ def aggregated_two_sample_test(
     filters: Any = None, lams: Any = None,
     combination: Literal["mmdagg", "fuse"] | None = None,
     weights: Any = "uniform", alpha: float = 0.05,
-    method: Literal["permutation", "mmdagg", "fuse"] | NullMethod | None = None,
+    method: Literal["permutation", "swap", "mmdagg", "fuse"] | NullMethod | None = None,
     null: NullMethod | None = None,
     n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
     n_jobs: int | None = None, progress: bool | None = None,
@@ -97,12 +97,16 @@ def aggregated_two_sample_test(
         maximum.
     alpha : float
         The level at which the report says which members reject.
-    method : "permutation" or a null method object, optional
+    method : "permutation", "swap" or a null method object, optional
         The null distribution, as in every test (default the permutations,
         configured by `n_resamples`, `rng`, `batch`, `n_jobs`, `progress`;
         default 1999 permutations). Any method whose needs the collection
         meets; the combinations need every member's value on every arrangement,
-        which the permutations give.
+        which the permutations give. ``"swap"`` (samples of equal size): the
+        arrangements exchange the points of random pairs ``(x_i, y_j)``
+        (:class:`~kmtests.null.SwapMethod`: exact level, MMDAgg's null for
+        equal sizes), with the KME a quarter of the permutations' flops
+        (``benchmarks/README.md``: about kerneltests' time at ``n = 1000``).
     null : null method object, optional
         The same as an object in `method` (the keyword of 0.2).
     tuning : {"permutation", "pooled"}

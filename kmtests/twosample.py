@@ -61,7 +61,7 @@ def two_sample_test(
     estimator: str | KernelMeanEstimator = "kme",
     statistic: Literal["unbiased", "biased", "regularized", "block", "linear", "me", "scf",
                        "selfnormalized", "mmdagginc"] | Statistic | None = None,
-    method: Literal["permutation", "gamma", "normal", "wild", "asymptotic"] | NullMethod
+    method: Literal["permutation", "swap", "gamma", "normal", "wild", "asymptotic"] | NullMethod
     | None = None,
     tuning: Literal["permutation", "pooled"] = "permutation",
     n_resamples: int | None = None, rng: SeedLike = None, batch: int | None = None,
@@ -143,9 +143,11 @@ def two_sample_test(
         (``method="wild"``, its default; exact level), configured by
         `diagonals`, `levels`, `grid`, `weights`; see :doc:`/user_guide/agginc`. A
         statistic object of :mod:`kmtests.statistics` is used as it is.
-    method : {"permutation", "gamma", "normal", "wild", "asymptotic"} or a method object, optional
+    method : {"permutation", "swap", "gamma", "normal", "wild", "asymptotic"} or a method object, optional
         Null distribution (default: the statistic's own): permutations
-        (exact level; the default), the gamma approximation of Gretton et al.
+        (exact level; the default), for two samples of equal size the swaps
+        within random pairs (:class:`~kmtests.null.SwapMethod`: exact level, a
+        quarter of the flops for the MMD with the KME), the gamma approximation of Gretton et al.
         (2009) for the biased KME statistic (approximate), the wild bootstrap
         (:class:`~kmtests.null.WildBootstrap`: approximate; with an
         autoregressive multiplier process for dependent data), or for the

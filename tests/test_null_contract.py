@@ -395,12 +395,13 @@ AGGREGATED = {
 def test_aggregated_faces_take_permutations_and_refuse_other_methods_before_any_gram(
         problem, method, monkeypatch):
     """The aggregated tests take any null method whose needs their combination meets (the
-    value of every member on every arrangement: the permutations); any other method, as a
+    value of every member on every arrangement: the permutations, and for two samples of
+    equal size their swaps within pairs); any other method, as a
     name or an object, is refused by its own check (a ValueError) before a kernel matrix
     exists."""
     gen = np.random.default_rng(8)
     x, y = gen.normal(size=(10, 2)), gen.normal(size=(10, 2))
-    if method == "permutation":
+    if method == "permutation" or (method, problem) == ("swap", "two_sample"):
         res = AGGREGATED[problem](x, y, null=_method_object(method))
         assert 0.0 < res.pvalue <= 1.0
         return

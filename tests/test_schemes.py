@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from kmtests.problems.schemes import Blocks, Independent, KWay, Pairing, Split, Within
+from kmtests.problems.schemes import Blocks, Independent, KWay, Pairing, Split, Swaps, Within
 
 SCHEMES = {
     "split": Split(3, 2),
@@ -24,11 +24,13 @@ SCHEMES = {
     "blocks pairing": Blocks(7, 2),
     "blocks split": Blocks(8, 2, n_x=4),
     "independent": Independent(3, 3),
+    "swaps": Swaps(np.array([2, 0, 1])),
 }
 EXPECTED_COUNTS = {
     "split": math.comb(5, 3), "pairing": 24, "kway": 30,
     "within pairing": 2 * 6 * 1, "within split": 2 * 2 * 2,
     "blocks pairing": 24, "blocks split": math.comb(4, 2), "independent": 36,
+    "swaps": 2 ** 3,
 }
 
 
@@ -40,6 +42,9 @@ def _in_group(name: str, s, row: np.ndarray) -> bool:
         return False
     if name.startswith("within"):
         return all(s.labels[row[i]] == s.labels[i] for i in range(s.n))
+    if name == "swaps":  # each pair's points stay in the pair's two slots
+        slots = [{i, s.m + int(p)} for i, p in enumerate(s.pairing)]
+        return all({int(row[a]) for a in pair} == pair for pair in slots)
     if name.startswith("blocks"):
         # consecutive runs: each block appears whole and in order
         starts = [b[0] for b in s.blocks]
@@ -65,6 +70,8 @@ def _key(name: str, s, row: np.ndarray) -> tuple:
         return (frozenset(row[:3].tolist()),)
     if name == "blocks split":
         return (frozenset(row[:4].tolist()),)
+    if name == "swaps":
+        return (frozenset(row[:3].tolist()),)
     return tuple(row.tolist())
 
 

@@ -68,7 +68,7 @@ def test_unknown_names_list_valid_choices(xy):
     with pytest.raises(ValueError, match="`estimator` must be one of .*'kme'"):
         kmtests.two_sample_test(x, y, estimator="nope")
     with pytest.raises(ValueError, match="`method` must be one of 'asymptotic', 'bootstrap', "
-                       "'chi2', 'gamma', 'monte_carlo', 'normal', 'permutation', 'wild', or a "
+                       "'chi2', 'gamma', 'monte_carlo', 'normal', 'permutation', 'swap', 'wild', or a "
                        "method "
                        "object"):
         kmtests.two_sample_test(x, y, method="jackknife")

@@ -48,7 +48,7 @@ _TEST_OPTIONS = ["estimator", "statistic", "method", "tuning", "filter", "lam", 
 _K_SAMPLE_OPTIONS = ["estimator", "statistic", "method", "tuning", "engine", "n_features"]
 _RESAMPLING = ["n_resamples", "batch", "n_jobs", "progress", "nan_policy", "alternative"]
 _AGGREGATED = ["estimators", "statistics", "filters", "lams", "combination", "weights", "alpha",
-               "tuning", "engine", "n_features"]
+               "tuning", "engine", "n_features", "method"]
 #: keyword arguments a --test cannot set: the study sets them, or they make no sense there
 _SET_BY_THE_STUDY = {"x", "y", "n_resamples", "rng", "progress", "data_name", "null",
                      "_held_out"}

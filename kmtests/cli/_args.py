@@ -276,7 +276,8 @@ def add_test(p: argparse.ArgumentParser, kind: str, *, power: bool = False) -> N
                    "learned on a training split, see --n-locations, --split-size)")
     p.add_argument("--method", default=None, choices=methods(kind),
                    help="null distribution: permutation (default), gamma (biased KME only)"
-                   + (", normal (--engine block/linear)" if two else "")
+                   + (", swap (equal sizes: swaps within random pairs, exact), normal "
+                      "(--engine block/linear)" if two else "")
                    + ", wild (the wild bootstrap of Chwialkowski et al.: approximate, KME"
                    + (")" if two else ", --statistic biased)")
                    + ("" if two else ", chi2 (weighted chi-square of HSIC_b)")
@@ -426,6 +427,9 @@ def add_aggregated(p: argparse.ArgumentParser, kind: str) -> None:
                    "(soft maximum of normalised statistics)")
     p.add_argument("--method", default=None, choices=list(COMBINATIONS), dest="combination",
                    help=argparse.SUPPRESS)  # 0.2's name of --combination
+    p.add_argument("--swaps", action="store_const", const="swap", default=None,
+                   dest="method", help="two samples of equal size: swaps within random pairs "
+                   "instead of permutations (method='swap'; exact, faster with the KME)")
     p.add_argument("--weights", type=weights, default=None,
                    help=f"members' weights: {', '.join(WEIGHTS)} (default uniform) or "
                    "comma-separated numbers")

@@ -28,6 +28,10 @@ The tests take ``method="permutation"``, ``"gamma"``, ``"normal"``,
   their Gram matrices (:mod:`kmtests.null.chi2`; approximate);
 * :class:`AsymptoticChiSquare` (``"asymptotic"``) — the chi-square null of the
   interpretable tests with learned features (ME, SCF, NFSIC; approximate);
+* :class:`SwapMethod` (``"swap"``) — two samples of equal size: the points matched in
+  random pairs, the arrangements exchanging them (a subgroup of the permutations: exact
+  level, a quarter of a permutation's flops for the MMD; MMDAgg's null for equal sizes;
+  :mod:`kmtests.null.swap`);
 * :class:`MonteCarloMethod` (``"monte_carlo"``) — the statistic of fresh samples drawn
   from the model of a one-sample problem (exact level; :mod:`kmtests.null.monte_carlo`).
 
@@ -69,10 +73,12 @@ from .monte_carlo import MonteCarloMethod as MonteCarloMethod
 from .normal import NormalMethod as NormalMethod
 from .permutation import DEFAULT_N_RESAMPLES as DEFAULT_N_RESAMPLES
 from .permutation import PermutationMethod as PermutationMethod
+from .swap import SwapMethod as SwapMethod
 from .wild import WildBootstrap as WildBootstrap
 
 __all__ = ["AsymptoticChiSquare", "BootstrapMethod", "DEFAULT_N_RESAMPLES", "GammaMethod", "JointGammaMethod",
-           "METHODS", "MonteCarloMethod", "VARIANTS", "NormalMethod", "method_class", "NullMethod", "PermutationMethod", "WeightedChiSquare",
+           "METHODS", "MonteCarloMethod", "VARIANTS", "NormalMethod", "method_class", "NullMethod", "PermutationMethod", "SwapMethod",
+           "WeightedChiSquare",
            "WildBootstrap", "check_n_jobs", "method_statistic", "resolve_method"]
 
 #: the null methods by name
@@ -81,7 +87,8 @@ METHODS: dict[str, type[NullMethod]] = {"permutation": PermutationMethod, "gamma
                                         "chi2": WeightedChiSquare,
                                         "asymptotic": AsymptoticChiSquare,
                                         "bootstrap": BootstrapMethod,
-                                        "monte_carlo": MonteCarloMethod}
+                                        "monte_carlo": MonteCarloMethod,
+                                        "swap": SwapMethod}
 
 
 #: a method name that configures another method for a problem, by (problem kind, name):

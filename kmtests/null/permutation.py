@@ -377,9 +377,17 @@ class PermutationMethod(ResamplingMethod):
 
     def run(self, prepared: Any, problem: Any, observed: Values, ctx: RunContext
             ) -> NullOutcome:
+        return self.run_scheme(prepared, problem.scheme, observed, ctx, check_rng(self.rng),
+                               lambda perms: prepared.values(perms, ctx.n_jobs))
+
+    def run_scheme(self, prepared: Any, scheme: Any, observed: Values, ctx: RunContext,
+                   gen: np.random.Generator, values: Callable[[np.ndarray], Values]
+                   ) -> NullOutcome:
+        """The p-value among the arrangements of `scheme` (drawn from `gen`), `values`
+        giving the statistic of a batch of them."""
         from ..estimators._rules import General
 
-        plan = self.plan(problem.scheme, ctx.batch)
+        plan = self.plan(scheme, ctx.batch)
         expected = None
         if isinstance(prepared.rule, General):
             from .._guards import warn_if_slow
@@ -390,15 +398,13 @@ class PermutationMethod(ResamplingMethod):
             warn_if_slow(expected, f"{plan.n_resamples} permutations x "
                          f"{ctx.seconds_per_arrangement:.2g} s each on {threads} thread(s)",
                          prepared.slow_advice or SLOW_ADVICE)
-        null, scales = collect(plan, problem.scheme, check_rng(self.rng),
-                               lambda perms: prepared.values(perms, ctx.n_jobs),
-                               prepared.width, self.progress, expected,
-                               prepared.slow_advice or SLOW_ADVICE)
+        null, scales = collect(plan, scheme, gen, values, prepared.width, self.progress,
+                               expected, prepared.slow_advice or SLOW_ADVICE)
         if prepared.combination is not None:
             out: NullOutcome = prepared.combination.combine(observed, null, scales, plan.exact,
                                                             prepared)
             out.n_resamples, out.exact = plan.n_resamples, plan.exact
-            out.details = {**(out.details or {}), **_restriction(problem.scheme)}
+            out.details = {**(out.details or {}), **_restriction(scheme)}
             return out
         t_obs = float(np.asarray(observed.stat).reshape(-1)[0])
         s_obs = float(np.asarray(observed.scale).reshape(-1)[0])
@@ -408,7 +414,7 @@ class PermutationMethod(ResamplingMethod):
         warn_if_constant(t_obs, null1, tol, prepared.what)
         pval, count = pvalue_upper(t_obs, null1, plan.exact, tol)
         return NullOutcome(pval, null1, plan.exact, plan.n_resamples, count,
-                           details=_restriction(problem.scheme))
+                           details=_restriction(scheme))
 
     # -- the report ---------------------------------------------------------------------------
     def describe(self, res: ResultLike) -> str:

@@ -148,6 +148,8 @@ class TwoSampleProblem(Problem):
     #: the samples' pandas index labels (x's, y's; None for other input): `strata` given
     #: as pandas objects are matched to them
     index: tuple[Any, Any] | None = field(default=None, repr=False)
+    #: two samples also keep their null under swaps within pairs (method='swap')
+    draws_kept: ClassVar[frozenset[str]] = Problem.draws_kept | {"pair swaps"}
     kind: ClassVar[str] = "two_sample"
     roles: ClassVar[tuple[str, ...]] = ("kernel",)
 

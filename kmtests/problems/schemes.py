@@ -34,13 +34,15 @@ import abc
 import itertools
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
 from .._rng import permuted_rows
 
-__all__ = ["Blocks", "Independent", "KWay", "Pairing", "Scheme", "Split", "Within",
+__all__ = ["Blocks", "Independent", "KWay", "Pairing", "Scheme", "Split", "SwapRows", "Swaps",
+           "Within",
            "comb_at_most", "multinomial_at_most"]
 
 
@@ -152,6 +154,104 @@ class Split(Scheme):
         for c in itertools.combinations(range(self.n), self.n_x):
             first = np.array(c, dtype=np.int64)
             yield np.concatenate([first, np.setdiff1d(full, first, assume_unique=True)])
+
+
+@dataclass(eq=False)
+class SwapRows:
+    """A batch of pair swaps: their signs (``+1`` keep, ``-1`` swap pair ``i``) and the
+    pairing ``(x_i, y_pairing[i])`` of :class:`Swaps`; the arrangements themselves
+    (``perms``) are built when asked for."""
+
+    signs: np.ndarray
+    pairing: np.ndarray
+
+    @cached_property
+    def perms(self) -> np.ndarray:
+        """The arrangements (rows; see :class:`Swaps`)."""
+        m = self.pairing.shape[0]
+        partner = m + self.pairing.astype(np.int64)
+        out = np.tile(np.arange(2 * m, dtype=np.int64), (self.signs.shape[0], 1))
+        rows, cols = np.nonzero(self.signs < 0)
+        out[rows, cols] = partner[cols]
+        out[rows, partner[cols]] = cols
+        return out
+
+    def halves(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sums of the pooled vector `v` over each row's first and second sample:
+        ``(S + r'd) / 2`` and ``(S - r'd) / 2`` with ``d_i = v[i] - v[m + pairing[i]]``
+        and ``S`` the sum over the pairs (row by row, the same bits whatever the batch)."""
+        m = self.pairing.shape[0]
+        a, b = v[:m], v[m:][self.pairing]
+        total, diff = float((a + b).sum()), np.einsum("ij,j->i", self.signs, a - b)
+        return 0.5 * (total + diff), 0.5 * (total - diff)
+
+
+@dataclass(frozen=True, eq=False)
+class Swaps(Scheme):
+    """Two samples of equal size `m`, their points matched in pairs ``(x_i, y_pairing[i])``:
+    the arrangements exchange the two points of any of the pairs (``2^m`` of them, a
+    subgroup of :class:`Split`'s). Row ``p`` keeps the first sample's positions in order:
+    ``p[i]`` is ``i`` (kept) or ``m + pairing[i]`` (swapped), and the partner's position
+    holds the other point.
+
+    Under the null of two i.i.d. samples from one distribution the pooled points are
+    exchangeable, so the swaps keep the null distribution (an exact test); a `pairing`
+    drawn at random, independently of the data, makes that hold whatever the order of
+    the rows within each sample (sorted samples included). The swaps are drawn and
+    enumerated as sign rows (:meth:`random_signs`, :meth:`enumerate_signs`), from which
+    the arrangements follow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = Swaps(np.array([1, 0]))       # pairs (x_0, y_1), (x_1, y_0)
+    >>> s.count(100), [p.tolist() for p in s.enumerate()]
+    (4, [[0, 1, 2, 3], [3, 1, 2, 0], [0, 2, 1, 3], [3, 2, 1, 0]])
+    >>> s.signs(np.array([[3, 1, 2, 0]])).tolist()
+    [[-1.0, 1.0]]
+    """
+
+    pairing: np.ndarray
+    kind: ClassVar[str] = "swaps"
+    full: ClassVar[bool] = False
+
+    @property
+    def m(self) -> int:
+        """The number of pairs (each sample's size)."""
+        return int(self.pairing.shape[0])
+
+    @property
+    def n(self) -> int:
+        return 2 * self.m
+
+    @property
+    def restriction(self) -> str:
+        return f"swaps within {self.m} random pairs (x_i, y_j)"
+
+    def count(self, cap: int) -> int | None:
+        return 2 ** self.m if self.m < 63 and 2 ** self.m <= cap else None
+
+    def signs(self, perms: np.ndarray) -> np.ndarray:
+        """The sign rows of its arrangements (float64, ``+-1``)."""
+        return np.where(perms[:, : self.m] == np.arange(self.m), 1.0, -1.0)
+
+    def random_signs(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """`size` random sign rows: one uniform per pair, row after row (the same rows
+        whatever the batch sizes)."""
+        return np.where(rng.random((size, self.m)) < 0.5, 1.0, -1.0)
+
+    def enumerate_signs(self) -> Iterator[np.ndarray]:
+        """Every sign row once, all ``+1`` (the identity) first."""
+        m = self.m
+        for k in range(2 ** m):
+            yield 1.0 - 2.0 * ((k >> np.arange(m)) & 1)
+
+    def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        return SwapRows(self.random_signs(rng, size), self.pairing).perms
+
+    def enumerate(self) -> Iterator[np.ndarray]:
+        for signs in self.enumerate_signs():
+            yield SwapRows(signs[None, :], self.pairing).perms[0]
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,10 @@ class Prepared:
     engine_info: str = ""
     columns: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     kernel_form: Callable[[], KernelForm] | None = None
+    #: ``swap_values(rows, n_jobs) -> Values``: `values` of a batch of pair swaps (a
+    #: :class:`~kmtests.problems.schemes.SwapRows`), computed faster from the pairs; None:
+    #: `values` of ``rows.perms`` serves them
+    swap_values: Callable[[Any, int | None], Values] | None = None
     terms: Callable[[], np.ndarray] | None = None
     norms: Callable[[], np.ndarray] | None = None
     combination: Any = None

@@ -170,13 +170,20 @@ class Aggregate(Statistic):
             preps.append(m.prepare(problem, shared, tuning, rng))
         widths = [p.width for p in preps]
 
-        def values(perms: np.ndarray, n_jobs: int | None) -> Values:
-            parts = [p.values(perms, n_jobs) for p in preps]
-            b = perms.shape[0]
+        def stacked(parts: list[Values], b: int) -> Values:
             return Values(np.hstack([np.asarray(v.stat).reshape(b, w)
                                      for v, w in zip(parts, widths)]),
                           np.hstack([np.asarray(v.scale).reshape(b, w)
                                      for v, w in zip(parts, widths)]))
+
+        def values(perms: np.ndarray, n_jobs: int | None) -> Values:
+            return stacked([p.values(perms, n_jobs) for p in preps], perms.shape[0])
+
+        def swap_values(rows: Any, n_jobs: int | None) -> Values:
+            # each member from its pairs where it can, else from the arrangements
+            return stacked([p.values(rows.perms, n_jobs) if p.swap_values is None
+                            else p.swap_values(rows, n_jobs) for p in preps],
+                           rows.perms.shape[0])
 
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             ident = np.arange(problem.n, dtype=np.int64)[None, :]
@@ -196,7 +203,8 @@ class Aggregate(Statistic):
 
         rule = next((p.rule for p in preps if isinstance(p.rule, General)), first.rule)
         what = "the MMD statistic" if problem.kind == "two_sample" else "the HSIC statistic"
-        return Prepared(values=values, observed=observed, kernels=first.kernels, what=what,
+        return Prepared(values=values, observed=observed, swap_values=swap_values,
+                        kernels=first.kernels, what=what,
                         tuning=first.tuning, rule=rule, notes=notes,
                         engine_info=first.engine_info,
                         columns=[c for p in preps for c in p.columns], norms=norms,

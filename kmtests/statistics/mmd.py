@@ -14,9 +14,9 @@ import numpy as np
 
 from ..engines import Engine, Values
 from ..engines.lowrank import lowrank_mmd_general
-from ..engines.mmd import mmd_general, mmd_uniform, split_sums
+from ..engines.mmd import mmd_general, mmd_uniform, split_sums, swap_split_sums
 from ..estimators import KME, KernelMeanEstimator
-from ..estimators._rules import General
+from ..estimators._rules import General, Uniform
 from ..kernels import Kernel
 from ._base import (EstimatorStatistic, Prepared, features_need, gram_need,  # noqa: F401
                     statistic_name)  # (their old paths)
@@ -146,10 +146,24 @@ class KernelMMD(EstimatorStatistic):
             notes=[prep.note] if prep.note else [],
             engine_info=getattr(source, "info", ""), columns=self.columns(),
             kernel_form=kernel_form if cg is not None else None,
+            swap_values=_swap_values(source, n_x, rule, unbiased),
             norms=norms if engine.holds_gram and problem.z is not None else None,
             witness=(NO_POINTS if problem.z is None else LOWRANK_WEIGHTS
                      if cg is None and isinstance(rule, General) else
                      MMDWitness(evaluated, problem.z, n_x, rule, c, self.label())))
+
+
+def _swap_values(source: Any, n_x: int, rule: Any, unbiased: bool) -> Any:
+    """The statistic of a batch of pair swaps from the source's sums over the pairs (the
+    uniform-weight rules; None for per-sample weights: their arrangements' values)."""
+    if not isinstance(rule, Uniform):
+        return None
+
+    def swap_values(rows: Any, n_jobs: int | None) -> Values:
+        return mmd_uniform(source, swap_split_sums(source, rows, n_jobs), n_x, rule,
+                           unbiased)
+
+    return swap_values
 
 
 def fuse_norm_mmd(kern: Kernel, z: np.ndarray, nmin: int) -> float:
