@@ -63,7 +63,8 @@ def contenders(path: str | None, kt_path: str | None, B: int, n: int, threads: i
             sys.path.append(kt_path)
         from kt.mmdagg import mmdagg as kt_mmdagg
 
-        out["kerneltests wild bootstrap"] = lambda x, y: kt_mmdagg(
+        # kerneltests draws a wild bootstrap for equal sizes, permutations otherwise
+        out["kerneltests MMDAgg"] = lambda x, y: kt_mmdagg(
             x, y, kernel="gaussian", number_bandwidths=10, B1=B, B2=B)
     if path:
         # mmdagg/__init__.py imports the JAX version; the numpy one is loaded on its own

@@ -43,7 +43,7 @@ def _in_group(name: str, s, row: np.ndarray) -> bool:
     if name.startswith("within"):
         return all(s.labels[row[i]] == s.labels[i] for i in range(s.n))
     if name == "swaps":  # each pair's points stay in the pair's two slots
-        slots = [{i, s.m + int(p)} for i, p in enumerate(s.pairing)]
+        slots = [{i, len(s.pairing) + int(p)} for i, p in enumerate(s.pairing)]
         return all({int(row[a]) for a in pair} == pair for pair in slots)
     if name.startswith("blocks"):
         # consecutive runs: each block appears whole and in order

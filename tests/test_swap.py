@@ -44,7 +44,7 @@ def test_swap_sums_are_the_within_sums_of_the_same_splits():
     K = np.exp(-((z[:, None] - z[None]) ** 2).sum(-1) / 3.0)
     pg = PooledGram.from_gram(K)
     scheme = Swaps(gen.permutation(37))
-    rows = SwapRows(scheme.random_signs(gen, 300), scheme.pairing)
+    rows = SwapRows(Swaps(scheme.pairing, as_signs=True).random(gen, 300), scheme.pairing)
     perms = rows.perms
     np.testing.assert_array_equal(scheme.signs(perms), rows.signs)
     a = pg.within_sums(perms, 37)

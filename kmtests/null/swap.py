@@ -38,7 +38,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class SwapMethod(PermutationMethod):
     def run(self, prepared: Any, problem: Any, observed: Values, ctx: RunContext
             ) -> NullOutcome:
         gen = check_rng(self.rng)
-        scheme = Swaps(gen.permutation(int(problem.n_x)))  # the pairs, then the swaps
+        scheme = Swaps(gen.permutation(int(problem.n_x)), as_signs=True)  # pairs, then swaps
         fast = prepared.swap_values
 
         def values(signs: np.ndarray) -> Values:
@@ -99,7 +99,7 @@ class SwapMethod(PermutationMethod):
                 return prepared.values(rows.perms, ctx.n_jobs)
             return fast(rows, ctx.n_jobs)
 
-        return self.run_scheme(prepared, _SignDraws(scheme), observed, ctx, gen, values)
+        return self.run_scheme(prepared, scheme, observed, ctx, gen, values)
 
     # -- the report ---------------------------------------------------------------------------
     def describe(self, res: ResultLike) -> str:
@@ -121,32 +121,6 @@ class SwapMethod(PermutationMethod):
                 "the arrangements exchanging the points of any pairs (a subgroup of the "
                 "permutations: exact level).")
         return [what, *super().notes(res, alpha)]
-
-
-@dataclass(frozen=True)
-class _SignDraws:
-    """The swaps of a :class:`Swaps` scheme as sign rows (what the permutation loop draws
-    and enumerates here; the arrangements are built only for statistics that need
-    them)."""
-
-    swaps: Swaps
-
-    @property
-    def n(self) -> int:
-        return self.swaps.n
-
-    @property
-    def restriction(self) -> str:
-        return self.swaps.restriction
-
-    def count(self, cap: int) -> int | None:
-        return self.swaps.count(cap)
-
-    def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        return self.swaps.random_signs(rng, size)
-
-    def enumerate(self) -> Iterator[np.ndarray]:
-        return self.swaps.enumerate_signs()
 
 
 def _pairs(res: ResultLike) -> str:

@@ -198,8 +198,8 @@ class Swaps(Scheme):
     exchangeable, so the swaps keep the null distribution (an exact test); a `pairing`
     drawn at random, independently of the data, makes that hold whatever the order of
     the rows within each sample (sorted samples included). The swaps are drawn and
-    enumerated as sign rows (:meth:`random_signs`, :meth:`enumerate_signs`), from which
-    the arrangements follow.
+    enumerated as sign rows, from which the arrangements follow (``as_signs=True``: the
+    sign rows themselves).
 
     Examples
     --------
@@ -212,46 +212,40 @@ class Swaps(Scheme):
     """
 
     pairing: np.ndarray
+    #: draw and enumerate the sign rows instead of the arrangements (the swap null's loop,
+    #: which builds the arrangements only for statistics that need them)
+    as_signs: bool = False
     kind: ClassVar[str] = "swaps"
     full: ClassVar[bool] = False
 
     @property
-    def m(self) -> int:
-        """The number of pairs (each sample's size)."""
-        return int(self.pairing.shape[0])
-
-    @property
     def n(self) -> int:
-        return 2 * self.m
+        return 2 * len(self.pairing)
 
     @property
     def restriction(self) -> str:
-        return f"swaps within {self.m} random pairs (x_i, y_j)"
+        return f"swaps within {len(self.pairing)} random pairs (x_i, y_j)"
 
     def count(self, cap: int) -> int | None:
-        return 2 ** self.m if self.m < 63 and 2 ** self.m <= cap else None
+        m = len(self.pairing)
+        return 2 ** m if m < 63 and 2 ** m <= cap else None
 
     def signs(self, perms: np.ndarray) -> np.ndarray:
         """The sign rows of its arrangements (float64, ``+-1``)."""
-        return np.where(perms[:, : self.m] == np.arange(self.m), 1.0, -1.0)
+        m = len(self.pairing)
+        return np.where(perms[:, :m] == np.arange(m), 1.0, -1.0)
 
-    def random_signs(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        """`size` random sign rows: one uniform per pair, row after row (the same rows
-        whatever the batch sizes)."""
-        return np.where(rng.random((size, self.m)) < 0.5, 1.0, -1.0)
-
-    def enumerate_signs(self) -> Iterator[np.ndarray]:
-        """Every sign row once, all ``+1`` (the identity) first."""
-        m = self.m
-        for k in range(2 ** m):
-            yield 1.0 - 2.0 * ((k >> np.arange(m)) & 1)
+    def _rows(self, signs: np.ndarray) -> np.ndarray:
+        return signs if self.as_signs else SwapRows(signs, self.pairing).perms
 
     def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        return SwapRows(self.random_signs(rng, size), self.pairing).perms
+        # one uniform per pair, row after row: the same rows whatever the batch sizes
+        return self._rows(np.where(rng.random((size, len(self.pairing))) < 0.5, 1.0, -1.0))
 
     def enumerate(self) -> Iterator[np.ndarray]:
-        for signs in self.enumerate_signs():
-            yield SwapRows(signs[None, :], self.pairing).perms[0]
+        m = len(self.pairing)
+        for k in range(2 ** m):  # all +1 (the identity) first
+            yield self._rows((1.0 - 2.0 * ((k >> np.arange(m)) & 1))[None, :])[0]
 
 
 @dataclass(frozen=True)
