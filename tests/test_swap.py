@@ -192,3 +192,19 @@ def test_cli_takes_swaps(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     ref = kmtests.aggregated_two_sample_test(a, b, method="swap", n_resamples=99, rng=3)
     assert f"p-value = {ref.pvalue:.4g}" in out and "swap p-value" in out
+
+
+def test_the_kme_shortcut_builds_no_arrangements(monkeypatch):
+    """With the KME every member takes its swaps from the pairs: the arrangements (2m
+    indices a row) are never built (the time they took was a tenth of the test)."""
+    def boom(self):
+        raise AssertionError("arrangements built")
+
+    monkeypatch.setattr(SwapRows, "perms", property(boom))
+    gen = np.random.default_rng(6)
+    x, y = gen.normal(size=(30, 2)), gen.normal(size=(30, 2))
+    res = kmtests.aggregated_two_sample_test(x, y, bandwidths=3, method="swap",
+                                             n_resamples=99, rng=0)
+    assert 0 < res.pvalue <= 1
+    with pytest.raises(AssertionError, match="arrangements built"):  # no shortcut here
+        kmtests.two_sample_test(x, y, estimator="fkmse", method="swap", n_resamples=9, rng=0)

@@ -183,7 +183,7 @@ class Aggregate(Statistic):
             # each member from its pairs where it can, else from the arrangements
             return stacked([p.values(rows.perms, n_jobs) if p.swap_values is None
                             else p.swap_values(rows, n_jobs) for p in preps],
-                           rows.perms.shape[0])
+                           rows.signs.shape[0])
 
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             ident = np.arange(problem.n, dtype=np.int64)[None, :]
