@@ -58,10 +58,19 @@ __all__ = ["Aggregate", "ConditionalMMD", "DHSIC", "FSSD", "FormInfo", "HSICAggI
 _DECIDED = ("held_out", "combination")
 
 
+#: statistic_names by problem kind, with the registry's size they were read at
+_NAMES: dict[str, tuple[int, tuple[str, ...]]] = {}
+
+
 def statistic_names(kind: str) -> tuple[str, ...]:
-    """The registered names of the statistics that serve the problem `kind`."""
-    return tuple(n for n, classes in STATISTICS.items()
-                 if any(kind in c.serves() for c in classes))
+    """The registered names of the statistics that serve the problem `kind` (read once per
+    state of the registry: a statistic defined later is seen)."""
+    size = sum(map(len, STATISTICS.values()))
+    held = _NAMES.get(kind)
+    if held is None or held[0] != size:
+        held = _NAMES[kind] = (size, tuple(n for n, classes in STATISTICS.items()
+                                           if any(kind in c.serves() for c in classes)))
+    return held[1]
 
 
 def statistic_class(name: str, kind: str) -> type[Statistic]:
