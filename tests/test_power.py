@@ -52,7 +52,7 @@ def test_dask_backend_equals_serial():
     kw = dict(sample_sizes=[10], effects=[1.0], repetitions=4, n_resamples=49, rng=5)
     serial = power_curve("circular", **kw)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         with parallel_config(backend="dask"):
             par = power_curve("circular", n_jobs=-1, **kw)

@@ -122,7 +122,7 @@ def test_method_option_conflicts_and_validation(rng):
     with pytest.raises(TypeError, match="`progress` must be True, False or None"):
         PermutationMethod(progress="yes")
     with pytest.raises(ValueError, match="`method` must be one of 'asymptotic', 'bootstrap', "
-                       "'chi2', 'gamma', 'monte_carlo', 'normal', 'permutation', 'wild', or a "
+                       "'chi2', 'gamma', 'monte_carlo', 'normal', 'permutation', 'swap', 'wild', or a "
                        "method "
                        "object"):
         kmtests.independence_test(x, x, method="jackknife")

@@ -132,7 +132,7 @@ def test_row_blocks_on_a_dask_cluster_give_the_local_pvalue(small_tiles, monkeyp
     x, y = _data(8, 120, 110)
     local = kmtests.two_sample_test(x, y, engine="streamed", n_resamples=199, rng=11)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         with parallel_config(backend="dask"):
             remote = kmtests.two_sample_test(x, y, engine="streamed", n_resamples=199, rng=11)
