@@ -1,7 +1,8 @@
 """Problems: what is tested, by role, and the permutation scheme of its null hypothesis.
 
 * :mod:`~kmtests.problems.schemes` — the schemes (:class:`Split`, :class:`Pairing`,
-  :class:`KWay`, :class:`Within` strata, :class:`Blocks`, :class:`Independent`):
+  :class:`KWay`, :class:`Within` strata, :class:`Blocks`, :class:`Independent`,
+  :class:`Swaps` of pairs):
   ``count``, ``random``, ``enumerate``, all the permutation null method uses;
 * :mod:`~kmtests.problems.data` — the validated data (:class:`TwoSampleProblem`,
   :class:`IndependenceProblem`); a problem computes nothing.
@@ -23,8 +24,9 @@ from .schemes import KWay as KWay
 from .schemes import Pairing as Pairing
 from .schemes import Scheme as Scheme
 from .schemes import Split as Split
+from .schemes import Swaps as Swaps
 from .schemes import Within as Within
 
 __all__ = ["Blocks", "CrossDependenceProblem", "IndependenceProblem", "Independent", "KSampleProblem", "KWay", "Pairing",
-           "Scheme", "Split", "TwoSampleProblem", "Variable", "Within", "data_label",
+           "Scheme", "Split", "Swaps", "TwoSampleProblem", "Variable", "Within", "data_label",
            "independence_problem", "two_sample_problem"]
