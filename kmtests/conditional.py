@@ -43,6 +43,8 @@ def conditional_independence_test(
     lam: float | Sequence[float] | Literal["auto"] | None = None,
     criterion: Literal["gcv", "loo", "marglik"] | None = None,
     augment: bool | None = None,
+    z_transform: Literal["auto", "none", "normal_scores", "rank"] | None = None,
+    undersmooth: float | None = None,
     split_size: float | None = None,
     method: Literal["gamma", "chi2", "wild", "permutation"] | NullMethod | None = None,
     strata: ArrayLike | None = None,
@@ -105,6 +107,16 @@ def conditional_independence_test(
         maximises).
     augment : bool, optional
         Compare ``(x, z / 2)`` rather than `x` (default True, as KCI).
+    z_transform : {"auto", "none", "normal_scores", "rank"}, optional
+        A monotone map of each coordinate of z before the regressions (the
+        conditional null is unchanged by it): ``"normal_scores"`` replaces each
+        coordinate by ``Phi^-1(rank / (n + 1))``, ``"rank"`` by ``rank / (n + 1)``,
+        ``"none"`` keeps z (:mod:`kmtests.problems.marginal`). Default ``"none"``.
+    undersmooth : float, optional
+        The searched `lam` of each regression divided by this factor (>= 1; default
+        1: the `criterion`'s choice): less bias in the residuals, which is what
+        makes the test reject too often, for more variance
+        (:class:`~kmtests.estimators.ConditionalMeanEmbedding`).
     split_size : float, optional
         The fraction of the sample the regressions of ``statistic="split"`` are
         fitted on.

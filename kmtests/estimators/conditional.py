@@ -463,6 +463,13 @@ class ConditionalMeanEmbedding:
         The search keeps the regressions with at most ``max_df (n - 1)`` degrees of
         freedom (default 0.5; see "No interpolation" in the module docs). A single
         given ``lam`` is used as given.
+    undersmooth : float >= 1
+        The searched ``lam`` is divided by this factor after the search (default 1:
+        the criterion's choice). A test needs residuals with little bias more than
+        the best prediction: undersmoothing trades the bias of the regression, which
+        makes a conditional independence test reject too often, for variance
+        (``benchmarks/README.md``, "Multivariate z"). A single given ``lam`` is used as
+        given.
 
     Examples
     --------
@@ -481,6 +488,7 @@ class ConditionalMeanEmbedding:
     lam: Any = "auto"
     criterion: str = "gcv"
     max_df: float = 0.5
+    undersmooth: float = 1.0
 
     name: ClassVar[str] = "cme"
 
@@ -490,6 +498,9 @@ class ConditionalMeanEmbedding:
         if isinstance(self.max_df, bool) or not (
                 isinstance(self.max_df, (int, float)) and 0.0 < self.max_df <= 1.0):
             raise ValueError(f"`max_df` must be a number in (0, 1]; got {self.max_df!r}.")
+        if isinstance(self.undersmooth, bool) or not (
+                isinstance(self.undersmooth, (int, float)) and 1.0 <= self.undersmooth < np.inf):
+            raise ValueError(f"`undersmooth` must be a number >= 1; got {self.undersmooth!r}.")
         if self.criterion == "loo" and self.filter != "tikhonov":
             raise ValueError("criterion='loo' is the exact leave-one-out error of kernel "
                              f"ridge regression (filter='tikhonov'); with filter="
@@ -555,7 +566,7 @@ class ConditionalMeanEmbedding:
                              "target or z?); give `lam`.")
         i, j = np.unravel_index(int(np.nanargmin(np.where(np.isfinite(scores), scores,
                                                           np.nan))), scores.shape)
-        lam = float(grids[i][j])
+        lam = float(grids[i][j]) / float(self.undersmooth)
         h = shrink_factor(self.filter, specs[i].kappa / n, lam)
         return FittedRegression(specs[i], h, lam, self.criterion, float(scores[i, j]), scores,
                                 grids[i])

@@ -47,7 +47,7 @@ from .._rng import child
 from ..engines import Engine, Requirements, Values, lowrank
 from ..engines._loop import linalg_threads, map_items
 from ..engines._threads import numba_threads
-from .._validation import shown
+from .._validation import check_choice, shown
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators.conditional import (
@@ -61,12 +61,18 @@ from ..estimators.conditional import (
 from ..estimators.filters import filter_function
 from ..kernels import Kernel
 from ..problems.conditional import standardized
+from ..problems.marginal import Z_TRANSFORMS, marginal_transform, resolve_z_transform
 from ._base import Prepared, Statistic
 from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
 
 __all__ = ["KCI", "Z_FACTORS", "ard_bandwidths", "split_residual_gram"]
 
+#: ``z_transform`` when not given (:mod:`kmtests.problems.marginal`)
+Z_TRANSFORM_DEFAULT = "none"
+#: ``undersmooth`` when not given: the searched ``lam`` divided by this factor
+#: (:class:`~kmtests.estimators.ConditionalMeanEmbedding`)
+UNDERSMOOTH_DEFAULT = 1.0
 #: the candidate bandwidths on z of ``bandwidth_z="auto"``: the median heuristic times these
 Z_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 #: ``bandwidth_z="ard"``: the factors each coordinate's bandwidth is tried at in the
@@ -220,7 +226,7 @@ class KCI(Statistic):
     name: ClassVar[str] = "kci"
     registered_as: ClassVar[tuple[str, ...]] = ("kci", "split")
     options: ClassVar[tuple[str, ...]] = ("filter", "lam", "criterion", "bandwidth_z", "augment",
-                                          "cache", "split_size")
+                                          "z_transform", "undersmooth", "cache", "split_size")
     default_method: ClassVar[str] = "gamma"
     problem_kind: ClassVar[str] = "conditional"
     uses_threads: ClassVar[bool] = True
@@ -238,7 +244,9 @@ class KCI(Statistic):
         reg = ConditionalMeanEmbedding(
             filter=options.get("filter") or "tikhonov",
             lam="auto" if options.get("lam") is None else options["lam"],
-            criterion=options.get("criterion") or "gcv")
+            criterion=options.get("criterion") or "gcv",
+            undersmooth=(UNDERSMOOTH_DEFAULT if options.get("undersmooth") is None
+                         else options["undersmooth"]))
         fraction = options.get("split_size")
         if name == "split" and fraction is None:
             fraction = 0.5
@@ -247,7 +255,8 @@ class KCI(Statistic):
                    bandwidth_z="auto" if bandwidth_z is None else bandwidth_z, regression=reg,
                    augment=True if options.get("augment") is None else options["augment"],
                    split=fraction if name == "split" else None,
-                   cache=True if options.get("cache") is None else options["cache"])
+                   cache=True if options.get("cache") is None else options["cache"],
+                   z_transform=options.get("z_transform") or Z_TRANSFORM_DEFAULT)
 
     def draws(self, engine: Any) -> bool:
         """The split of SplitKCI and the features of the low-rank engines are drawn."""
@@ -256,8 +265,10 @@ class KCI(Statistic):
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, kernel_z: Kernel,
                  bandwidth_z: Any = "auto",
                  regression: ConditionalMeanEmbedding | None = None, augment: bool = True,
-                 split: float | None = None, cache: bool = True) -> None:
+                 split: float | None = None, cache: bool = True,
+                 z_transform: str = "none") -> None:
         self.kernel_x, self.kernel_y, self.kernel_z = kernel_x, kernel_y, kernel_z
+        self.z_transform = check_choice(z_transform, "z_transform", Z_TRANSFORMS)
         self.bandwidth_z = _check_bandwidth_z(bandwidth_z)
         self.regression = regression if regression is not None else ConditionalMeanEmbedding()
         if not isinstance(self.regression, ConditionalMeanEmbedding):
@@ -414,17 +425,27 @@ class KCI(Statistic):
     def _prepare(self, problem: Any, engine: Engine, rng: Any) -> Prepared:
         x = standardized(problem.x.values)
         y = standardized(problem.y.values)
-        z = standardized(problem.z.values)
+        zv = problem.z.values
+        applied = resolve_z_transform(self.z_transform, zv.shape[1])
+        z = standardized(marginal_transform(zv, applied))
         xa = np.hstack([x, 0.5 * z]) if self.augment else x
         kx = self.kernel_x.fitted_to(xa, name="x")
         ky = self.kernel_y.fitted_to(y, name="y")
         if engine.name in LOWRANK:
-            return self._prepare_lowrank(problem, engine, kx, ky, xa, y, z, rng)
-        Kx = kx.centred_gram(xa, name="x").Kc
-        Ky = ky.centred_gram(y, name="y").Kc
-        if self.split is None:
-            return self._prepare_whole(problem, kx, ky, Kx, Ky, z)
-        return self._prepare_split(problem, kx, ky, Kx, Ky, z, rng)
+            prepared = self._prepare_lowrank(problem, engine, kx, ky, xa, y, z, rng)
+        else:
+            Kx = kx.centred_gram(xa, name="x").Kc
+            Ky = ky.centred_gram(y, name="y").Kc
+            prepared = (self._prepare_whole(problem, kx, ky, Kx, Ky, z) if self.split is None
+                        else self._prepare_split(problem, kx, ky, Kx, Ky, z, rng))
+        prepared.report["z_transform"] = applied
+        if applied != "none":
+            scores = "normal scores" if applied == "normal_scores" else "ranks / (n + 1)"
+            prepared.notes.append(f"z_transform={self.z_transform!r}: each coordinate of z was "
+                                  f"replaced by its {scores} before the regressions (a "
+                                  f"monotone map of each coordinate: the conditional null is "
+                                  f"unchanged).")
+        return prepared
 
     def _ard_kernel(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray) -> Kernel:
         """``bandwidth_z="ard"``: one bandwidth per coordinate of z, shared by the

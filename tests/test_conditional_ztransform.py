@@ -1,0 +1,153 @@
+"""``z_transform=`` of the conditional test (issue 29, items 1-2): a monotone map of each
+coordinate of z (normal scores, ranks) before the regressions on z.
+
+Fast: the transform against a brute-force numpy reference (ranks by counting, ties
+averaged; the normal quantile from the standard library), the test with the transform
+equal to the test on the transformed z, the p-value unchanged by an increasing map of a
+coordinate when the transform is on (and changed when it is off), the refusals, the
+report. Slow: the level on a multivariate heavy-tailed null (binomial band).
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from kmtests import conditional_independence_test as ci
+from kmtests.problems.marginal import (AUTO_FROM_DIMENSION, marginal_transform,
+                                       resolve_z_transform)
+
+
+def _ranks(col: np.ndarray) -> np.ndarray:
+    """Average ranks by counting: 1 + #(smaller) + (#(equal) - 1) / 2."""
+    return np.array([1.0 + np.sum(col < v) + (np.sum(col == v) - 1) / 2.0 for v in col])
+
+
+def _reference(z: np.ndarray, kind: str) -> np.ndarray:
+    n = z.shape[0]
+    u = np.column_stack([_ranks(z[:, j]) for j in range(z.shape[1])]) / (n + 1.0)
+    if kind == "rank":
+        return u
+    inv = NormalDist().inv_cdf
+    return np.vectorize(inv)(u)
+
+
+def _data(n: int = 80, d: int = 3, seed: int = 0) -> tuple[np.ndarray, ...]:
+    gen = np.random.default_rng(seed)
+    z = gen.standard_t(3, size=(n, d))
+    u = z[:, :2].sum(axis=1) / np.sqrt(2.0)
+    return np.sin(u) + 0.4 * gen.normal(size=n), np.cos(u) + 0.4 * gen.normal(size=n), z
+
+
+@pytest.mark.parametrize("kind", ["normal_scores", "rank"])
+def test_transform_matches_the_brute_force_reference_with_ties(kind):
+    gen = np.random.default_rng(1)
+    z = gen.standard_t(2, size=(40, 3))
+    z[5:9, 1] = z[0, 1]          # a run of ties
+    z[:, 2] = np.round(z[:, 2])  # a discrete coordinate
+    got = marginal_transform(z, kind)
+    np.testing.assert_allclose(got, _reference(z, kind), rtol=0, atol=1e-12)
+    assert got.shape == z.shape and np.all(np.isfinite(got))
+    np.testing.assert_array_equal(marginal_transform(z, "none"), z)
+
+
+def test_resolve_and_refusals():
+    assert resolve_z_transform("auto", AUTO_FROM_DIMENSION - 1) == "none"
+    assert resolve_z_transform("auto", AUTO_FROM_DIMENSION) == "normal_scores"
+    assert resolve_z_transform("Rank", 1) == "rank"
+    x, y, z = _data()
+    with pytest.raises(ValueError, match="z_transform"):
+        ci(x, y, z, z_transform="quantile")
+    with pytest.raises(ValueError, match="z_transform"):
+        marginal_transform(z, "auto")  # resolved by the caller
+
+
+@pytest.mark.parametrize("kind", ["normal_scores", "rank"])
+def test_the_option_is_the_test_on_the_transformed_z(kind):
+    x, y, z = _data(seed=2)
+    on = ci(x, y, z, z_transform=kind, cache=False)
+    given = ci(x, y, _reference(z, kind), cache=False)
+    assert on.pvalue == pytest.approx(given.pvalue, rel=1e-9, abs=1e-12)
+    assert on.statistic == pytest.approx(given.statistic, rel=1e-9)
+    assert any("z_transform" in note for note in on.notes)
+    assert on.details["z_transform"] == kind and given.details["z_transform"] == "none"
+
+
+@pytest.mark.parametrize("bandwidth_z", ["auto", "ard"])
+def test_p_value_unchanged_by_an_increasing_map_of_a_coordinate(bandwidth_z):
+    x, y, z = _data(seed=3)
+    z2 = z.copy()
+    z2[:, 0] = np.exp(z2[:, 0])          # increasing
+    z2[:, 2] = z2[:, 2] ** 3 + 5.0       # increasing
+    kw = {"bandwidth_z": bandwidth_z, "cache": False}
+    on = ci(x, y, z, z_transform="normal_scores", **kw)
+    on2 = ci(x, y, z2, z_transform="normal_scores", **kw)
+    assert on2.pvalue == on.pvalue and on2.statistic == on.statistic
+    # without the transform the map changes the test (the check can fail)
+    off, off2 = ci(x, y, z, **kw), ci(x, y, z2, **kw)
+    assert abs(off2.pvalue - off.pvalue) > 1e-6
+
+
+def test_default_is_unchanged_and_none_is_the_default():
+    x, y, z = _data(seed=4)
+    base = ci(x, y, z, cache=False)
+    assert ci(x, y, z, z_transform="none", cache=False).pvalue == base.pvalue
+    assert not any("z_transform" in note for note in base.notes)
+
+
+def test_transform_on_every_engine_and_statistic():
+    x, y, z = _data(n=60, seed=5)
+    zt = _reference(z, "normal_scores")
+    for kw in ({"statistic": "split", "rng": 0}, {"engine": "nystrom", "rng": 0},
+               {"method": "wild", "rng": 0, "n_resamples": 99}):
+        on = ci(x, y, z, z_transform="normal_scores", cache=False, **kw)
+        given = ci(x, y, zt, cache=False, **kw)
+        assert on.pvalue == pytest.approx(given.pvalue, rel=1e-9, abs=1e-12), kw
+
+
+# -- slow: the level on a multivariate heavy-tailed null ------------------------------------------
+def _band(reps: int, alpha: float = 0.05) -> tuple[float, float]:
+    return stats.binom.ppf(0.005, reps, alpha), stats.binom.ppf(0.995, reps, alpha)
+
+
+# -- undersmooth: the searched lam divided by a factor ---------------------------------------------
+def test_undersmooth_divides_the_searched_lam_and_is_that_regression():
+    x, y, z = _data(n=80, d=2, seed=6)
+    base = ci(x, y, z, cache=False)
+    under = ci(x, y, z, undersmooth=10.0, cache=False)
+    for role in ("x", "y"):
+        assert under.params[role]["lam"] == pytest.approx(base.params[role]["lam"] / 10.0,
+                                                          rel=1e-12)
+        assert under.params[role]["bandwidth_z"] == base.params[role]["bandwidth_z"]
+        assert under.params[role]["df"] > base.params[role]["df"]
+    # the same test as the residuals of kernel ridge regression at that lam, by numpy
+    from kmtests.kernels import Gaussian
+    from kmtests.problems.conditional import standardized
+
+    xs, ys, zs = (standardized(np.asarray(v, dtype=float).reshape(80, -1)) for v in (x, y, z))
+    n = 80
+    H = np.eye(n) - 1.0 / n
+
+    def resid(role, K):
+        kz = Gaussian(under.params[role]["bandwidth_z"])
+        Kz = H @ kz.gram(zs) @ H
+        lam = under.params[role]["lam"]
+        R = n * lam * np.linalg.inv(Kz + n * lam * np.eye(n))
+        return R @ (H @ K @ H) @ R
+
+    xa = np.hstack([xs, 0.5 * zs])
+    Kx = Gaussian().fitted_to(xa).gram(xa)
+    Ky = Gaussian().fitted_to(ys).gram(ys)
+    stat = float(np.sum(resid("x", Kx) * resid("y", Ky))) / n ** 2
+    assert under.statistic == pytest.approx(stat, rel=1e-8)
+    assert ci(x, y, z, undersmooth=1.0, cache=False).pvalue == base.pvalue
+
+
+@pytest.mark.parametrize("bad", [0.5, 0, True, float("inf"), "10"])
+def test_undersmooth_refusals(bad):
+    x, y, z = _data(n=40, d=2, seed=7)
+    with pytest.raises((ValueError, TypeError), match="undersmooth"):
+        ci(x, y, z, undersmooth=bad)
