@@ -77,14 +77,16 @@ def conditional_independence_test(
         The kernels (Gaussian by default; see :func:`kmtests.two_sample_test`).
     bandwidth_x, bandwidth_y : "median" or float
         Bandwidths of `kernel_x` (on ``(x, z / 2)``) and `kernel_y`.
-    bandwidth_z : "auto", "ard", "median", float or sequence of float
+    bandwidth_z : "auto", "ard", "ard_each", "median", float or sequence of float
         The bandwidth of the regression on z: ``"auto"`` (default) searches the
         median heuristic times 1/8, 1/4, 1/2, 1 and 2 by the regression's
         `criterion`; ``"ard"`` then gives each coordinate of z its own bandwidth
         (a greedy sweep, each coordinate's bandwidth tried times 1e4, 1/2 and 2,
         scored by the criterion summed over x and y: ``5 + 3 d_z``
-        eigendecompositions; ``engine="exact"``, Gaussian `kernel_z`); a sequence
-        searches those values; a number or ``"median"`` fixes it.
+        eigendecompositions; ``engine="exact"``, Gaussian `kernel_z`);
+        ``"ard_each"`` searches one such set for x's regression (scored on x alone)
+        and one for y's (twice the eigendecompositions); a sequence searches those
+        values; a number or ``"median"`` fixes it.
     statistic : {"kci", "split"} or Statistic, optional
         ``"kci"`` (default): the regressions and the statistic on the whole
         sample. ``"split"`` (SplitKCI, Pogodin et al.): the regressions fitted on

@@ -59,7 +59,7 @@ from ..estimators.conditional import (
     z_spectrum,
 )
 from ..estimators.filters import filter_function
-from ..kernels import Kernel
+from ..kernels import ARDGaussian, Kernel
 from ..problems.conditional import standardized
 from ..problems.marginal import Z_TRANSFORMS, marginal_transform, resolve_z_transform
 from ._base import Prepared, Statistic
@@ -78,6 +78,9 @@ Z_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 #: ``bandwidth_z="ard"``: the factors each coordinate's bandwidth is tried at in the
 #: greedy sweep (1e4: the coordinate dropped)
 ARD_STEPS = (1e4, 0.5, 2.0)
+#: the values of ``bandwidth_z`` that search one bandwidth per coordinate of z: ``"ard"``
+#: one set shared by x's and y's regressions, ``"ard_each"`` one set for each
+ARD_MODES = ("ard", "ard_each")
 #: the low-rank engines (features instead of Gram matrices: RCoT-style, Strobl et al.)
 LOWRANK = ("nystrom", "rff")
 #: features of x and of y on the low-rank engines (``n_features`` is z's)
@@ -208,10 +211,12 @@ class KCI(Statistic):
     ----------
     kernel_x, kernel_y, kernel_z : Kernel
         The kernels (bandwidths fitted on the standardised data).
-    bandwidth_z : "auto", "median", float or sequence of float
+    bandwidth_z : "auto", "ard", "ard_each", "median", float or sequence of float
         The bandwidth of `kernel_z`: ``"auto"`` searches the median heuristic times
-        :data:`Z_FACTORS` by the regression's criterion, a sequence searches those
-        values, a number or ``"median"`` fixes it.
+        :data:`Z_FACTORS` by the regression's criterion, ``"ard"`` one bandwidth per
+        coordinate shared by x's and y's regressions (:func:`ard_bandwidths`),
+        ``"ard_each"`` one set for each regression, a sequence searches those values, a
+        number or ``"median"`` fixes it.
     regression : ConditionalMeanEmbedding
         The regression on z (filter, ``lam``, criterion).
     augment : bool
@@ -221,6 +226,9 @@ class KCI(Statistic):
         the whole sample (KCI).
     cache : bool
         Reuse the eigendecompositions of the Gram matrices of z across calls.
+    z_transform : {"none", "normal_scores", "rank", "auto"}
+        A monotone map of each coordinate of z before the regressions
+        (:mod:`kmtests.problems.marginal`).
     """
 
     name: ClassVar[str] = "kci"
@@ -310,8 +318,8 @@ class KCI(Statistic):
                                         "z": self.kernel_z})
 
     def check(self, problem: Any, tuning: str) -> None:
-        if self.bandwidth_z == "ard" and getattr(self.kernel_z, "name", None) != "gaussian":
-            raise ValueError("bandwidth_z='ard' gives the Gaussian kernel on z one bandwidth "
+        if self.bandwidth_z in ARD_MODES and getattr(self.kernel_z, "name", None) != "gaussian":
+            raise ValueError(f"bandwidth_z={self.bandwidth_z!r} gives the Gaussian kernel on z one bandwidth "
                              f"per coordinate; got kernel_z={self.kernel_z.name!r}.")
         if self.split is not None and not problem.scheme.full:
             raise ValueError("statistic='split' fits the regressions on part of the sample; "
@@ -335,8 +343,8 @@ class KCI(Statistic):
         if engine.name in LOWRANK and self.split is not None:
             raise ValueError("statistic='split' runs on engine='exact'; the low-rank engines "
                              "fit the regressions on all the data's features.")
-        if engine.name in LOWRANK and self.bandwidth_z == "ard":
-            raise ValueError("bandwidth_z='ard' searches the bandwidths on the Gram matrices "
+        if engine.name in LOWRANK and self.bandwidth_z in ARD_MODES:
+            raise ValueError(f"bandwidth_z={self.bandwidth_z!r} searches the bandwidths on the Gram matrices "
                              "of z: use engine='exact'.")
 
     def form(self) -> FormInfo:
@@ -387,8 +395,9 @@ class KCI(Statistic):
             units, what = CHOLESKY_UNITS * float(n) ** 3, f"a Cholesky factorisation of {n} x {n}"
         else:
             m = n if self.split is None else int(round(self.split * n))
-            k = len(Z_FACTORS) + len(ARD_STEPS) * dz if self.bandwidth_z == "ard" \
+            k = len(Z_FACTORS) + len(ARD_STEPS) * dz if self.bandwidth_z in ARD_MODES \
                 else len(self._candidates_count())
+            k *= 2 if self.bandwidth_z == "ard_each" else 1
             units = k * float(m) ** 3
             what = f"{k} eigendecomposition{'s' if k > 1 else ''} of {m} x {m} matrices"
         if units < SLOW_UNITS:
@@ -458,7 +467,7 @@ class KCI(Statistic):
     def _fit_whole(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
                    ) -> tuple[Fit, Fit]:
         cands, lam = self._candidates(z), self._given_ridge()
-        if len(cands) == 1 and lam is not None and self.bandwidth_z != "ard":
+        if len(cands) == 1 and lam is not None and self.bandwidth_z not in ARD_MODES:
             # one given kernel and lam: no eigendecomposition (shared by x and y)
             rr = ridge_residual(cands[0], z, lam, cache=self.cache)
             if rr is not None:
@@ -468,6 +477,13 @@ class KCI(Statistic):
     def _fit(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
              ) -> tuple[FittedRegression, FittedRegression]:
         reg = self.regression
+        if self.bandwidth_z == "ard_each":
+            # each regression its own bandwidths, searched on its own target
+            fits = []
+            for K in (Kx, Ky):
+                k = ARDGaussian(bandwidth=ard_bandwidths(z, [K], reg))
+                fits.append(reg.fit([k], z, K, spectra=[z_spectrum(k, z, cache=self.cache)]))
+            return fits[0], fits[1]
         if self.bandwidth_z == "ard":
             k = self._ard_kernel(z, Kx, Ky)
             spec = [z_spectrum(k, z, cache=self.cache)]
@@ -610,9 +626,12 @@ class KCI(Statistic):
         tuned = reg.tuned or len(self._candidates_count()) > 1
         how = (f"lam (and the bandwidth on z) chosen for each variable by {reg.criterion}"
                if tuned else "lam and the bandwidth on z fixed")
-        if self.bandwidth_z == "ard":
-            how = (f"one bandwidth per coordinate of z (ARD) chosen for x and y together, and "
-                   f"lam for each variable, by {reg.criterion}")
+        if self.bandwidth_z in ARD_MODES:
+            whose = "for x and y together" if self.bandwidth_z == "ard" else "for each variable"
+            how = (f"one bandwidth per coordinate of z (ARD) chosen {whose}, and lam for each "
+                   f"variable, by {reg.criterion}")
+        if reg.undersmooth != 1.0:
+            how += f", then lam divided by {reg.undersmooth:g} (undersmoothed)"
         regression_kind = "kernel ridge" if reg.filter == "tikhonov" else "spectral"
         aug = "x augmented by z/2, " if self.augment else ""
         note = (f"regression on z: {reg.filter} filter ({regression_kind} regression of the "
@@ -640,7 +659,7 @@ class KCI(Statistic):
         b = self.bandwidth_z
         if isinstance(b, (tuple, list, np.ndarray)):
             return list(b)
-        return list(Z_FACTORS) if b in ("auto", "ard") else [b]
+        return list(Z_FACTORS) if b in ("auto", *ARD_MODES) else [b]
 
 
 def _with_bandwidth(kernel: Kernel, bandwidth: float) -> Kernel:
@@ -688,8 +707,9 @@ def _absmax(M: np.ndarray) -> float:
 
 def _check_bandwidth_z(b: Any) -> Any:
     if isinstance(b, str):
-        if b not in ("auto", "median", "ard"):
-            raise ValueError(f"`bandwidth_z` must be 'auto', 'median', 'ard', a positive number "
+        if b not in ("auto", "median", *ARD_MODES):
+            raise ValueError(f"`bandwidth_z` must be 'auto', 'median', 'ard', 'ard_each', a "
+                             f"positive number "
                              f"or a sequence of them; got {shown(b)}.")
         return b
     if isinstance(b, (Sequence, np.ndarray)):
