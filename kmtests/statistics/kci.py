@@ -61,7 +61,7 @@ from ..estimators.conditional import (
 from ..estimators.filters import filter_function
 from ..kernels import ARDGaussian, Kernel
 from ..problems.conditional import standardized
-from ..problems.marginal import Z_TRANSFORMS, marginal_transform, resolve_z_transform
+from ..problems.marginal import Z_TRANSFORMS, marginal_transform
 from ._base import Prepared, Statistic
 from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
@@ -226,7 +226,7 @@ class KCI(Statistic):
         the whole sample (KCI).
     cache : bool
         Reuse the eigendecompositions of the Gram matrices of z across calls.
-    z_transform : {"none", "normal_scores", "rank", "auto"}
+    z_transform : {"none", "normal_scores", "rank"}
         A monotone map of each coordinate of z before the regressions
         (:mod:`kmtests.problems.marginal`).
     """
@@ -434,9 +434,8 @@ class KCI(Statistic):
     def _prepare(self, problem: Any, engine: Engine, rng: Any) -> Prepared:
         x = standardized(problem.x.values)
         y = standardized(problem.y.values)
-        zv = problem.z.values
-        applied = resolve_z_transform(self.z_transform, zv.shape[1])
-        z = standardized(marginal_transform(zv, applied))
+        applied = self.z_transform
+        z = standardized(marginal_transform(problem.z.values, applied))
         xa = np.hstack([x, 0.5 * z]) if self.augment else x
         kx = self.kernel_x.fitted_to(xa, name="x")
         ky = self.kernel_y.fitted_to(y, name="y")
@@ -450,7 +449,7 @@ class KCI(Statistic):
         prepared.report["z_transform"] = applied
         if applied != "none":
             scores = "normal scores" if applied == "normal_scores" else "ranks / (n + 1)"
-            prepared.notes.append(f"z_transform={self.z_transform!r}: each coordinate of z was "
+            prepared.notes.append(f"z_transform={applied!r}: each coordinate of z was "
                                   f"replaced by its {scores} before the regressions (a "
                                   f"monotone map of each coordinate: the conditional null is "
                                   f"unchanged).")
@@ -481,8 +480,9 @@ class KCI(Statistic):
             # each regression its own bandwidths, searched on its own target
             fits = []
             for K in (Kx, Ky):
-                k = ARDGaussian(bandwidth=ard_bandwidths(z, [K], reg))
-                fits.append(reg.fit([k], z, K, spectra=[z_spectrum(k, z, cache=self.cache)]))
+                own = ARDGaussian(bandwidth=ard_bandwidths(z, [K], reg))
+                fits.append(reg.fit([own], z, K,
+                                    spectra=[z_spectrum(own, z, cache=self.cache)]))
             return fits[0], fits[1]
         if self.bandwidth_z == "ard":
             k = self._ard_kernel(z, Kx, Ky)
