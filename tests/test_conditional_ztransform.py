@@ -1,11 +1,15 @@
-"""``z_transform=`` of the conditional test (issue 29, items 1-2): a monotone map of each
-coordinate of z (normal scores, ranks) before the regressions on z.
+"""The conditional test's options for a multivariate z (issue 29, items 1-2):
+``z_transform=`` (normal scores / ranks of each coordinate of z), ``undersmooth=`` (the
+searched ``lam`` divided by a factor) and ``bandwidth_z="ard_each"`` (one ARD search per
+regression).
 
 Fast: the transform against a brute-force numpy reference (ranks by counting, ties
 averaged; the normal quantile from the standard library), the test with the transform
 equal to the test on the transformed z, the p-value unchanged by an increasing map of a
-coordinate when the transform is on (and changed when it is off), the refusals, the
-report. Slow: the level on a multivariate heavy-tailed null (binomial band).
+coordinate when the transform is on (and changed when it is off); the undersmoothed
+statistic against kernel ridge residuals computed with numpy; the ARD searches against
+the sweep written out; the refusals and the time guard. Slow: the level of the advice
+(``"ard_each"``, ``undersmooth=10``) on a multivariate heavy-tailed null (binomial band).
 """
 
 from __future__ import annotations
