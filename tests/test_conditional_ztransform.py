@@ -146,6 +146,43 @@ def test_undersmooth_divides_the_searched_lam_and_is_that_regression():
     assert ci(x, y, z, undersmooth=1.0, cache=False).pvalue == base.pvalue
 
 
+def test_undersmooth_stays_within_the_degrees_of_freedom_bound():
+    """Dividing lam by 10 would give the regressions of a sharp index of a 5-d z about 140
+    degrees of freedom of 200 (an interpolating regression, which the search's bound
+    ``max_df (n - 1)`` excludes; the test then rejected 18/100 nulls of ``index5`` in
+    benchmarks/ci_level.py, the default 9/100): the undersmoothed lam stops at the bound."""
+    from kmtests.estimators.filters import shrink_factor
+
+    gen = np.random.default_rng(10)
+    n = 200
+    z = gen.normal(size=(n, 5))
+    u = z.sum(axis=1) / np.sqrt(5.0)
+    x = np.sin(2 * u) + 0.3 * gen.normal(size=n)
+    y = np.cos(2 * u) + 0.3 * gen.normal(size=n)
+    base = ci(x, y, z, cache=False)
+    under = ci(x, y, z, undersmooth=10.0, cache=False)
+    bound = 0.5 * (n - 1)
+    capped = 0
+    for role in ("x", "y"):
+        lam, lam0 = under.params[role]["lam"], base.params[role]["lam"]
+        assert lam0 / 10.0 <= lam <= lam0
+        assert under.params[role]["df"] <= bound + 1e-6
+        if lam > lam0 / 10.0 * (1 + 1e-9):   # capped: the bound is reached, not passed
+            capped += 1
+            assert under.params[role]["df"] == pytest.approx(bound, abs=1e-3)
+    assert capped >= 1
+    with pytest.raises(AssertionError):   # uncapped, the bound would be exceeded
+        from kmtests.kernels import Gaussian
+        from kmtests.problems.conditional import standardized
+
+        zs = standardized(z)
+        kz = Gaussian(under.params["y"]["bandwidth_z"])
+        H = np.eye(n) - 1.0 / n
+        kappa = np.clip(np.linalg.eigvalsh(H @ kz.gram(zs) @ H), 0, None)
+        df = float(shrink_factor("tikhonov", kappa / n, base.params["y"]["lam"] / 10).sum())
+        assert df <= bound
+
+
 @pytest.mark.parametrize("bad", [0.5, 0, True, float("inf"), "10"])
 def test_undersmooth_refusals(bad):
     x, y, z = _data(n=40, d=2, seed=7)
