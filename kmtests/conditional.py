@@ -119,9 +119,11 @@ def conditional_independence_test(
         The searched `lam` of each regression divided by this factor (>= 1; default
         1: the `criterion`'s choice): less bias in the residuals, which is what
         makes the test reject too often, for more variance
-        (:class:`~kmtests.estimators.ConditionalMeanEmbedding`). For a z of three
-        or more coordinates ``bandwidth_z="ard_each", undersmooth=10`` kept the
-        level best of the choices measured (:doc:`/user_guide/conditional`).
+        (:class:`~kmtests.estimators.ConditionalMeanEmbedding`; no further than the
+        search's bound on the degrees of freedom). For a z of three or more
+        coordinates with heavy tails or irrelevant ones ``bandwidth_z="ard_each",
+        undersmooth=10`` kept the level best of the choices measured
+        (:doc:`/user_guide/conditional`).
     split_size : float, optional
         The fraction of the sample the regressions of ``statistic="split"`` are
         fitted on.
