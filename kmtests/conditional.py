@@ -43,6 +43,8 @@ def conditional_independence_test(
     lam: float | Sequence[float] | Literal["auto"] | None = None,
     criterion: Literal["gcv", "loo", "marglik"] | None = None,
     augment: bool | None = None,
+    z_transform: Literal["none", "normal_scores", "rank"] | None = None,
+    undersmooth: float | None = None,
     split_size: float | None = None,
     method: Literal["gamma", "chi2", "wild", "permutation"] | NullMethod | None = None,
     strata: ArrayLike | None = None,
@@ -75,14 +77,16 @@ def conditional_independence_test(
         The kernels (Gaussian by default; see :func:`kmtests.two_sample_test`).
     bandwidth_x, bandwidth_y : "median" or float
         Bandwidths of `kernel_x` (on ``(x, z / 2)``) and `kernel_y`.
-    bandwidth_z : "auto", "ard", "median", float or sequence of float
+    bandwidth_z : "auto", "ard", "ard_each", "median", float or sequence of float
         The bandwidth of the regression on z: ``"auto"`` (default) searches the
         median heuristic times 1/8, 1/4, 1/2, 1 and 2 by the regression's
         `criterion`; ``"ard"`` then gives each coordinate of z its own bandwidth
         (a greedy sweep, each coordinate's bandwidth tried times 1e4, 1/2 and 2,
         scored by the criterion summed over x and y: ``5 + 3 d_z``
-        eigendecompositions; ``engine="exact"``, Gaussian `kernel_z`); a sequence
-        searches those values; a number or ``"median"`` fixes it.
+        eigendecompositions; ``engine="exact"``, Gaussian `kernel_z`);
+        ``"ard_each"`` searches one such set for x's regression (scored on x alone)
+        and one for y's (twice the eigendecompositions); a sequence searches those
+        values; a number or ``"median"`` fixes it.
     statistic : {"kci", "split"} or Statistic, optional
         ``"kci"`` (default): the regressions and the statistic on the whole
         sample. ``"split"`` (SplitKCI, Pogodin et al.): the regressions fitted on
@@ -105,6 +109,21 @@ def conditional_independence_test(
         maximises).
     augment : bool, optional
         Compare ``(x, z / 2)`` rather than `x` (default True, as KCI).
+    z_transform : {"none", "normal_scores", "rank"}, optional
+        A monotone map of each coordinate of z before the regressions (the
+        conditional null is unchanged by it, and the p-value is then unchanged by
+        an increasing map of a coordinate): ``"normal_scores"`` replaces each
+        coordinate by ``Phi^-1(rank / (n + 1))``, ``"rank"`` by ``rank / (n + 1)``,
+        ``"none"`` (default) keeps z (:mod:`kmtests.problems.marginal`).
+    undersmooth : float, optional
+        The searched `lam` of each regression divided by this factor (>= 1; default
+        1: the `criterion`'s choice): less bias in the residuals, which is what
+        makes the test reject too often, for more variance
+        (:class:`~kmtests.estimators.ConditionalMeanEmbedding`; no further than the
+        search's bound on the degrees of freedom). For a z of three or more
+        coordinates with heavy tails or irrelevant ones ``bandwidth_z="ard_each",
+        undersmooth=10`` kept the level best of the choices measured
+        (:doc:`/user_guide/conditional`).
     split_size : float, optional
         The fraction of the sample the regressions of ``statistic="split"`` are
         fitted on.

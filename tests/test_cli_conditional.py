@@ -40,6 +40,12 @@ def test_equals_the_api(capsys, data):
         method="chi2", n_resamples=199, rng=3, bandwidth_z=[0.5, 1.0, 2.0], lam=[1e-4, 1e-2],
         augment=False, kernel_y="laplacian")
     assert opts["pvalue"] == ref.pvalue
+    ard = _json(capsys, "conditional", path, "--x", "a", "--y", "b", "--z", "c,d",
+                "--bandwidth-z", "ard_each", "--undersmooth", 10, "--z-transform", "rank")
+    ref = kmtests.conditional_independence_test(
+        f["a"].to_numpy(), f["b"].to_numpy(), f[["c", "d"]].to_numpy(),
+        bandwidth_z="ard_each", undersmooth=10.0, z_transform="rank")
+    assert ard["pvalue"] == ref.pvalue
     strata = _json(capsys, "conditional", path, "--x", "e", "--y", "f", "--z", "d",
                    "--strata", "d", "--seed", 1, "--n-resamples", 199)
     ref = kmtests.conditional_independence_test(

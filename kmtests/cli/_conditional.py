@@ -1,8 +1,8 @@
 """``kmtests conditional data.csv --x a --y b --z c,d``: the conditional independence test.
 
 The options are those of :func:`kmtests.conditional_independence_test`, by their
-command-line names (``--bandwidth-z auto|median|NUMBER|LIST``, ``--criterion``,
-``--lam``, ``--no-augment``, ``--statistic kci|split``, ``--method``,
+command-line names (``--bandwidth-z auto|ard|ard_each|median|NUMBER|LIST``,
+``--criterion``, ``--lam``, ``--undersmooth``, ``--z-transform``, ``--no-augment``, ``--statistic kci|split``, ``--method``,
 ``--strata COLUMN``, ``--engine exact|rff|nystrom``, ``--n-features``).
 """
 
@@ -18,17 +18,18 @@ __all__ = ["add_conditional", "run_conditional"]
 
 _OPTIONS = ["statistic", "filter", "lam", "criterion", "split_size", "method", "engine",
             "n_features", "kernel_x", "kernel_y", "kernel_z", "bandwidth_x", "bandwidth_y",
-            "bandwidth_z"]
+            "bandwidth_z", "undersmooth", "z_transform"]
 
 
 def _bandwidth_z(text: str) -> str | float | list[float]:
-    """'auto', 'median', a positive number, or comma-separated positive numbers."""
-    if text.strip().lower() in ("auto", "median"):
+    """'auto', 'ard', 'ard_each', 'median', a positive number, or comma-separated positive
+    numbers."""
+    if text.strip().lower() in ("auto", "ard", "ard_each", "median"):
         return text.strip().lower()
     values = opt.float_list(text)
     if any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"must be 'auto', 'median' or positive numbers; got "
-                                         f"{text!r}")
+        raise argparse.ArgumentTypeError(f"must be 'auto', 'ard', 'ard_each', 'median' or "
+                                         f"positive numbers; got {text!r}")
     return values[0] if len(values) == 1 else values
 
 
@@ -50,8 +51,9 @@ def add_conditional(sub: Any) -> argparse.ArgumentParser:
                        help=f"bandwidth of {role}: 'median' (default) or a number")
     p.add_argument("--bandwidth-z", type=_bandwidth_z, default=None,
                    help="bandwidth of the regression on z: 'auto' (default: searched around "
-                   "the median heuristic by --criterion), 'median', a number, or "
-                   "comma-separated numbers to search")
+                   "the median heuristic by --criterion), 'ard' / 'ard_each' (one bandwidth "
+                   "per column of z, shared by x's and y's regressions / for each), 'median', "
+                   "a number, or comma-separated numbers to search")
     p.add_argument("--statistic", default=None, choices=["kci", "split"],
                    help="kci (default) or split (regressions fitted on part of the data)")
     p.add_argument("--filter", default=None, choices=opt.FILTERS,
@@ -61,6 +63,11 @@ def add_conditional(sub: Any) -> argparse.ArgumentParser:
                    "a number, or comma-separated numbers")
     p.add_argument("--criterion", default=None, choices=["gcv", "loo", "marglik"],
                    help="how --lam and --bandwidth-z are searched (default gcv)")
+    p.add_argument("--undersmooth", type=float, default=None,
+                   help="divide the searched lam of each regression by this factor (>= 1; "
+                   "with --bandwidth-z ard_each, 10 is the advice for 3 or more z columns)")
+    p.add_argument("--z-transform", default=None, choices=["none", "normal_scores", "rank"],
+                   help="replace each column of z by its normal scores or ranks first")
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="compare x rather than (x, z/2)")
     p.add_argument("--split-size", type=opt.probability, default=None,

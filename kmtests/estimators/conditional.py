@@ -443,6 +443,25 @@ def _scores(criterion: str, filt: str, spec: ZSpectrum, Kc: Any,
     return out
 
 
+def _undersmoothed(filt: str, x: np.ndarray, lam: float, factor: float, max_df: float
+                   ) -> float:
+    """``lam / factor``, or the smallest ``lam`` above it whose regression has at most
+    `max_df` degrees of freedom (the bound of the search: undersmoothing does not reopen
+    the interpolation it excludes), found by bisection in ``log lam`` (the degrees of
+    freedom decrease with ``lam``); `lam` itself is within the bound."""
+    low = lam / factor
+    if float(shrink_factor(filt, x, low).sum()) <= max_df:
+        return low
+    a, b = np.log(low), np.log(lam)  # df(a) > max_df >= df(b)
+    for _ in range(60):
+        mid = 0.5 * (a + b)
+        if float(shrink_factor(filt, x, float(np.exp(mid))).sum()) > max_df:
+            a = mid
+        else:
+            b = mid
+    return float(np.exp(b))
+
+
 @dataclass(frozen=True)
 class ConditionalMeanEmbedding:
     """Regularised regression of kernel features on ``z`` (see the module docs).
@@ -463,6 +482,14 @@ class ConditionalMeanEmbedding:
         The search keeps the regressions with at most ``max_df (n - 1)`` degrees of
         freedom (default 0.5; see "No interpolation" in the module docs). A single
         given ``lam`` is used as given.
+    undersmooth : float >= 1
+        The searched ``lam`` is divided by this factor after the search (default 1:
+        the criterion's choice), as far as the regression keeps at most ``max_df (n -
+        1)`` degrees of freedom (beyond, the smallest ``lam`` within that bound). A test needs residuals with little bias more than
+        the best prediction: undersmoothing trades the bias of the regression, which
+        makes a conditional independence test reject too often, for variance
+        (``benchmarks/README.md``, "Multivariate z"). A single given ``lam`` is used as
+        given.
 
     Examples
     --------
@@ -481,6 +508,7 @@ class ConditionalMeanEmbedding:
     lam: Any = "auto"
     criterion: str = "gcv"
     max_df: float = 0.5
+    undersmooth: float = 1.0
 
     name: ClassVar[str] = "cme"
 
@@ -490,6 +518,9 @@ class ConditionalMeanEmbedding:
         if isinstance(self.max_df, bool) or not (
                 isinstance(self.max_df, (int, float)) and 0.0 < self.max_df <= 1.0):
             raise ValueError(f"`max_df` must be a number in (0, 1]; got {self.max_df!r}.")
+        if isinstance(self.undersmooth, bool) or not (
+                isinstance(self.undersmooth, (int, float)) and 1.0 <= self.undersmooth < np.inf):
+            raise ValueError(f"`undersmooth` must be a number >= 1; got {self.undersmooth!r}.")
         if self.criterion == "loo" and self.filter != "tikhonov":
             raise ValueError("criterion='loo' is the exact leave-one-out error of kernel "
                              f"ridge regression (filter='tikhonov'); with filter="
@@ -556,6 +587,9 @@ class ConditionalMeanEmbedding:
         i, j = np.unravel_index(int(np.nanargmin(np.where(np.isfinite(scores), scores,
                                                           np.nan))), scores.shape)
         lam = float(grids[i][j])
+        if self.undersmooth != 1.0:
+            lam = _undersmoothed(self.filter, specs[i].kappa / n, lam, self.undersmooth,
+                                 self.max_df * (n - 1))
         h = shrink_factor(self.filter, specs[i].kappa / n, lam)
         return FittedRegression(specs[i], h, lam, self.criterion, float(scores[i, j]), scores,
                                 grids[i])

@@ -47,7 +47,7 @@ from .._rng import child
 from ..engines import Engine, Requirements, Values, lowrank
 from ..engines._loop import linalg_threads, map_items
 from ..engines._threads import numba_threads
-from .._validation import shown
+from .._validation import check_choice, shown
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators.conditional import (
@@ -59,19 +59,28 @@ from ..estimators.conditional import (
     z_spectrum,
 )
 from ..estimators.filters import filter_function
-from ..kernels import Kernel
+from ..kernels import ARDGaussian, Kernel
 from ..problems.conditional import standardized
+from ..problems.marginal import Z_TRANSFORMS, marginal_transform
 from ._base import Prepared, Statistic
 from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
 
 __all__ = ["KCI", "Z_FACTORS", "ard_bandwidths", "split_residual_gram"]
 
+#: ``z_transform`` when not given (:mod:`kmtests.problems.marginal`)
+Z_TRANSFORM_DEFAULT = "none"
+#: ``undersmooth`` when not given: the searched ``lam`` divided by this factor
+#: (:class:`~kmtests.estimators.ConditionalMeanEmbedding`)
+UNDERSMOOTH_DEFAULT = 1.0
 #: the candidate bandwidths on z of ``bandwidth_z="auto"``: the median heuristic times these
 Z_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 #: ``bandwidth_z="ard"``: the factors each coordinate's bandwidth is tried at in the
 #: greedy sweep (1e4: the coordinate dropped)
 ARD_STEPS = (1e4, 0.5, 2.0)
+#: the values of ``bandwidth_z`` that search one bandwidth per coordinate of z: ``"ard"``
+#: one set shared by x's and y's regressions, ``"ard_each"`` one set for each
+ARD_MODES = ("ard", "ard_each")
 #: the low-rank engines (features instead of Gram matrices: RCoT-style, Strobl et al.)
 LOWRANK = ("nystrom", "rff")
 #: features of x and of y on the low-rank engines (``n_features`` is z's)
@@ -202,10 +211,12 @@ class KCI(Statistic):
     ----------
     kernel_x, kernel_y, kernel_z : Kernel
         The kernels (bandwidths fitted on the standardised data).
-    bandwidth_z : "auto", "median", float or sequence of float
+    bandwidth_z : "auto", "ard", "ard_each", "median", float or sequence of float
         The bandwidth of `kernel_z`: ``"auto"`` searches the median heuristic times
-        :data:`Z_FACTORS` by the regression's criterion, a sequence searches those
-        values, a number or ``"median"`` fixes it.
+        :data:`Z_FACTORS` by the regression's criterion, ``"ard"`` one bandwidth per
+        coordinate shared by x's and y's regressions (:func:`ard_bandwidths`),
+        ``"ard_each"`` one set for each regression, a sequence searches those values, a
+        number or ``"median"`` fixes it.
     regression : ConditionalMeanEmbedding
         The regression on z (filter, ``lam``, criterion).
     augment : bool
@@ -215,12 +226,15 @@ class KCI(Statistic):
         the whole sample (KCI).
     cache : bool
         Reuse the eigendecompositions of the Gram matrices of z across calls.
+    z_transform : {"none", "normal_scores", "rank"}
+        A monotone map of each coordinate of z before the regressions
+        (:mod:`kmtests.problems.marginal`).
     """
 
     name: ClassVar[str] = "kci"
     registered_as: ClassVar[tuple[str, ...]] = ("kci", "split")
     options: ClassVar[tuple[str, ...]] = ("filter", "lam", "criterion", "bandwidth_z", "augment",
-                                          "cache", "split_size")
+                                          "z_transform", "undersmooth", "cache", "split_size")
     default_method: ClassVar[str] = "gamma"
     problem_kind: ClassVar[str] = "conditional"
     uses_threads: ClassVar[bool] = True
@@ -238,7 +252,9 @@ class KCI(Statistic):
         reg = ConditionalMeanEmbedding(
             filter=options.get("filter") or "tikhonov",
             lam="auto" if options.get("lam") is None else options["lam"],
-            criterion=options.get("criterion") or "gcv")
+            criterion=options.get("criterion") or "gcv",
+            undersmooth=(UNDERSMOOTH_DEFAULT if options.get("undersmooth") is None
+                         else options["undersmooth"]))
         fraction = options.get("split_size")
         if name == "split" and fraction is None:
             fraction = 0.5
@@ -247,7 +263,8 @@ class KCI(Statistic):
                    bandwidth_z="auto" if bandwidth_z is None else bandwidth_z, regression=reg,
                    augment=True if options.get("augment") is None else options["augment"],
                    split=fraction if name == "split" else None,
-                   cache=True if options.get("cache") is None else options["cache"])
+                   cache=True if options.get("cache") is None else options["cache"],
+                   z_transform=options.get("z_transform") or Z_TRANSFORM_DEFAULT)
 
     def draws(self, engine: Any) -> bool:
         """The split of SplitKCI and the features of the low-rank engines are drawn."""
@@ -256,8 +273,10 @@ class KCI(Statistic):
     def __init__(self, kernel_x: Kernel, kernel_y: Kernel, kernel_z: Kernel,
                  bandwidth_z: Any = "auto",
                  regression: ConditionalMeanEmbedding | None = None, augment: bool = True,
-                 split: float | None = None, cache: bool = True) -> None:
+                 split: float | None = None, cache: bool = True,
+                 z_transform: str = "none") -> None:
         self.kernel_x, self.kernel_y, self.kernel_z = kernel_x, kernel_y, kernel_z
+        self.z_transform = check_choice(z_transform, "z_transform", Z_TRANSFORMS)
         self.bandwidth_z = _check_bandwidth_z(bandwidth_z)
         self.regression = regression if regression is not None else ConditionalMeanEmbedding()
         if not isinstance(self.regression, ConditionalMeanEmbedding):
@@ -299,8 +318,8 @@ class KCI(Statistic):
                                         "z": self.kernel_z})
 
     def check(self, problem: Any, tuning: str) -> None:
-        if self.bandwidth_z == "ard" and getattr(self.kernel_z, "name", None) != "gaussian":
-            raise ValueError("bandwidth_z='ard' gives the Gaussian kernel on z one bandwidth "
+        if self.bandwidth_z in ARD_MODES and getattr(self.kernel_z, "name", None) != "gaussian":
+            raise ValueError(f"bandwidth_z={self.bandwidth_z!r} gives the Gaussian kernel on z one bandwidth "
                              f"per coordinate; got kernel_z={self.kernel_z.name!r}.")
         if self.split is not None and not problem.scheme.full:
             raise ValueError("statistic='split' fits the regressions on part of the sample; "
@@ -324,8 +343,8 @@ class KCI(Statistic):
         if engine.name in LOWRANK and self.split is not None:
             raise ValueError("statistic='split' runs on engine='exact'; the low-rank engines "
                              "fit the regressions on all the data's features.")
-        if engine.name in LOWRANK and self.bandwidth_z == "ard":
-            raise ValueError("bandwidth_z='ard' searches the bandwidths on the Gram matrices "
+        if engine.name in LOWRANK and self.bandwidth_z in ARD_MODES:
+            raise ValueError(f"bandwidth_z={self.bandwidth_z!r} searches the bandwidths on the Gram matrices "
                              "of z: use engine='exact'.")
 
     def form(self) -> FormInfo:
@@ -376,8 +395,9 @@ class KCI(Statistic):
             units, what = CHOLESKY_UNITS * float(n) ** 3, f"a Cholesky factorisation of {n} x {n}"
         else:
             m = n if self.split is None else int(round(self.split * n))
-            k = len(Z_FACTORS) + len(ARD_STEPS) * dz if self.bandwidth_z == "ard" \
+            k = len(Z_FACTORS) + len(ARD_STEPS) * dz if self.bandwidth_z in ARD_MODES \
                 else len(self._candidates_count())
+            k *= 2 if self.bandwidth_z == "ard_each" else 1
             units = k * float(m) ** 3
             what = f"{k} eigendecomposition{'s' if k > 1 else ''} of {m} x {m} matrices"
         if units < SLOW_UNITS:
@@ -414,17 +434,26 @@ class KCI(Statistic):
     def _prepare(self, problem: Any, engine: Engine, rng: Any) -> Prepared:
         x = standardized(problem.x.values)
         y = standardized(problem.y.values)
-        z = standardized(problem.z.values)
+        applied = self.z_transform
+        z = standardized(marginal_transform(problem.z.values, applied))
         xa = np.hstack([x, 0.5 * z]) if self.augment else x
         kx = self.kernel_x.fitted_to(xa, name="x")
         ky = self.kernel_y.fitted_to(y, name="y")
         if engine.name in LOWRANK:
-            return self._prepare_lowrank(problem, engine, kx, ky, xa, y, z, rng)
-        Kx = kx.centred_gram(xa, name="x").Kc
-        Ky = ky.centred_gram(y, name="y").Kc
-        if self.split is None:
-            return self._prepare_whole(problem, kx, ky, Kx, Ky, z)
-        return self._prepare_split(problem, kx, ky, Kx, Ky, z, rng)
+            prepared = self._prepare_lowrank(problem, engine, kx, ky, xa, y, z, rng)
+        else:
+            Kx = kx.centred_gram(xa, name="x").Kc
+            Ky = ky.centred_gram(y, name="y").Kc
+            prepared = (self._prepare_whole(problem, kx, ky, Kx, Ky, z) if self.split is None
+                        else self._prepare_split(problem, kx, ky, Kx, Ky, z, rng))
+        prepared.report["z_transform"] = applied
+        if applied != "none":
+            scores = "normal scores" if applied == "normal_scores" else "ranks / (n + 1)"
+            prepared.notes.append(f"z_transform={applied!r}: each coordinate of z was "
+                                  f"replaced by its {scores} before the regressions (a "
+                                  f"monotone map of each coordinate: the conditional null is "
+                                  f"unchanged).")
+        return prepared
 
     def _ard_kernel(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray) -> Kernel:
         """``bandwidth_z="ard"``: one bandwidth per coordinate of z, shared by the
@@ -437,7 +466,7 @@ class KCI(Statistic):
     def _fit_whole(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
                    ) -> tuple[Fit, Fit]:
         cands, lam = self._candidates(z), self._given_ridge()
-        if len(cands) == 1 and lam is not None and self.bandwidth_z != "ard":
+        if len(cands) == 1 and lam is not None and self.bandwidth_z not in ARD_MODES:
             # one given kernel and lam: no eigendecomposition (shared by x and y)
             rr = ridge_residual(cands[0], z, lam, cache=self.cache)
             if rr is not None:
@@ -447,6 +476,14 @@ class KCI(Statistic):
     def _fit(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
              ) -> tuple[FittedRegression, FittedRegression]:
         reg = self.regression
+        if self.bandwidth_z == "ard_each":
+            # each regression its own bandwidths, searched on its own target
+            fits = []
+            for K in (Kx, Ky):
+                own = ARDGaussian(bandwidth=ard_bandwidths(z, [K], reg))
+                fits.append(reg.fit([own], z, K,
+                                    spectra=[z_spectrum(own, z, cache=self.cache)]))
+            return fits[0], fits[1]
         if self.bandwidth_z == "ard":
             k = self._ard_kernel(z, Kx, Ky)
             spec = [z_spectrum(k, z, cache=self.cache)]
@@ -589,9 +626,12 @@ class KCI(Statistic):
         tuned = reg.tuned or len(self._candidates_count()) > 1
         how = (f"lam (and the bandwidth on z) chosen for each variable by {reg.criterion}"
                if tuned else "lam and the bandwidth on z fixed")
-        if self.bandwidth_z == "ard":
-            how = (f"one bandwidth per coordinate of z (ARD) chosen for x and y together, and "
-                   f"lam for each variable, by {reg.criterion}")
+        if self.bandwidth_z in ARD_MODES:
+            whose = "for x and y together" if self.bandwidth_z == "ard" else "for each variable"
+            how = (f"one bandwidth per coordinate of z (ARD) chosen {whose}, and lam for each "
+                   f"variable, by {reg.criterion}")
+        if reg.undersmooth != 1.0:
+            how += f", then lam divided by {reg.undersmooth:g} (undersmoothed)"
         regression_kind = "kernel ridge" if reg.filter == "tikhonov" else "spectral"
         aug = "x augmented by z/2, " if self.augment else ""
         note = (f"regression on z: {reg.filter} filter ({regression_kind} regression of the "
@@ -619,7 +659,7 @@ class KCI(Statistic):
         b = self.bandwidth_z
         if isinstance(b, (tuple, list, np.ndarray)):
             return list(b)
-        return list(Z_FACTORS) if b in ("auto", "ard") else [b]
+        return list(Z_FACTORS) if b in ("auto", *ARD_MODES) else [b]
 
 
 def _with_bandwidth(kernel: Kernel, bandwidth: float) -> Kernel:
@@ -667,8 +707,9 @@ def _absmax(M: np.ndarray) -> float:
 
 def _check_bandwidth_z(b: Any) -> Any:
     if isinstance(b, str):
-        if b not in ("auto", "median", "ard"):
-            raise ValueError(f"`bandwidth_z` must be 'auto', 'median', 'ard', a positive number "
+        if b not in ("auto", "median", *ARD_MODES):
+            raise ValueError(f"`bandwidth_z` must be 'auto', 'median', 'ard', 'ard_each', a "
+                             f"positive number "
                              f"or a sequence of them; got {shown(b)}.")
         return b
     if isinstance(b, (Sequence, np.ndarray)):
