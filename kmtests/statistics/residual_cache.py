@@ -1,0 +1,217 @@
+r"""Work shared by the conditional tests of one data set: the regressions of each target.
+
+Causal discovery (the PC algorithm) asks many questions "``x`` independent of ``y``
+given ``S``?" of one data set, and most of a KCI test's work depends on one side of the
+question only: the regression of a target (``x`` augmented by ``z / 2``, or ``y``) on
+the conditioning columns ``z`` -- its kernel's median heuristic, its centred Gram matrix
+``K``, the products ``K U`` with the eigenvectors of the candidate kernels on ``z`` that
+the tuning criterion reads, the chosen regression and the residual Gram matrix
+``R K R``. On the 9-variable model of ``benchmarks/pc_discovery.py`` at ``n = 500``
+the 327 conditional tests of a PC run regress 136 distinct x-targets and 125 distinct
+y-targets instead of 654 (on 37 conditioning sets, whose eigendecompositions
+:func:`kmtests.estimators.conditional.z_spectrum` already shared).
+
+Three things are kept, keyed by content -- the bytes of the standardised target and of
+``z``, the representations of the fitted kernels, of the candidate kernels on ``z`` and
+of the regression -- so that a cached result is the one the computation would give
+again (the p-values are bit-identical with and without the caches):
+
+* the fitted kernels (the median heuristic of a target or of ``z``: a partial sort of the
+  ``n (n - 1) / 2`` squared distances), in the cache of
+  :mod:`kmtests.estimators.conditional`;
+* the *choice* of each target's regression (the kernel on ``z``, ``lam``, the criterion on
+  the grid: kilobytes), in that cache too: a target met again needs no tuning, only the
+  decomposition of its chosen kernel (usually still cached) and its residuals;
+* the residual Gram matrices ``R K R`` (``8 n^2`` bytes each), in a cache of their own
+  of :data:`RESIDUAL_BYTES`, keyed also by the number of BLAS threads in effect
+  (:func:`kmtests.engines._loop.blas_thread_counts`: the bits of the products depend on
+  it), so that they never evict the eigendecompositions, which cost more to redo.
+
+All are least recently used first out, read-only, and emptied by
+:func:`kmtests.estimators.conditional.clear_cache`. Only the kernels of
+:mod:`kmtests.kernels` are cached (not a user's callable or a precomputed Gram matrix,
+whose checks warn), and only when the statistic's ``cache`` is on (its caller decides).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..engines._loop import blas_thread_counts
+from ..estimators.conditional import (
+    COMPANION_CACHES,
+    FittedRegression,
+    RidgeResidual,
+    ZSpectrum,
+    _cache_get,
+    _cache_put,
+    _digest,
+)
+from ..kernels import CallableKernel, Kernel, Precomputed
+
+__all__ = ["RESIDUAL_BYTES", "TargetResiduals", "cacheable", "fitted_kernel",
+           "target_residuals"]
+
+#: bytes of residual Gram matrices kept (64 at n = 500, 16 at n = 1000)
+RESIDUAL_BYTES = 128 * 2**20
+
+Fit = FittedRegression | RidgeResidual
+
+
+@dataclass(frozen=True, eq=False)
+class _Small:
+    """A cached value that holds no large array (a fitted kernel, a regression's choice)."""
+
+    value: Any
+    nbytes: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class TargetResiduals:
+    """The regression of one target on ``z`` and what the statistic reads of it.
+
+    Attributes
+    ----------
+    fit : FittedRegression or RidgeResidual
+        The regression (its kernel on ``z``, ``lam``, degrees of freedom).
+    gram : ndarray, shape (n, n)
+        The residual Gram matrix ``R K R`` (read-only).
+    unexplained : float
+        ``tr(R K R) / tr(K)``: the share of the target's kernel features the regression
+        leaves.
+    nbytes : int
+        The bytes of `gram` (the regression's arrays belong to the cache of
+        eigendecompositions).
+    """
+
+    fit: Fit
+    gram: np.ndarray
+    unexplained: float
+    nbytes: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nbytes", int(self.gram.nbytes))
+
+
+class _Residuals:
+    """The least-recently-used cache of :class:`TargetResiduals`, at most
+    :data:`RESIDUAL_BYTES`."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, ...], TargetResiduals] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> TargetResiduals | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, ...], value: TargetResiduals) -> None:
+        if value.nbytes > RESIDUAL_BYTES:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            self._bytes += value.nbytes - (old.nbytes if old is not None else 0)
+            self._items[key] = value
+            while self._bytes > RESIDUAL_BYTES:
+                self._bytes -= self._items.popitem(last=False)[1].nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+_RESIDUALS = _Residuals()
+COMPANION_CACHES.append(_RESIDUALS.clear)
+
+
+def cacheable(*kernels: Any) -> bool:
+    """Whether results computed with `kernels` may be cached: kernels of
+    :mod:`kmtests.kernels` whose representation names every parameter, not a user's
+    callable or a precomputed Gram matrix."""
+    return all(isinstance(k, Kernel) and type(k).__module__ == Kernel.__module__
+               and not isinstance(k, (CallableKernel, Precomputed)) for k in kernels)
+
+
+def fitted_kernel(kernel: Kernel, data: np.ndarray, name: str, *, cache: bool) -> Kernel:
+    """``kernel.fitted_to(data, name=name)``, cached by the bytes of `data` when `cache`."""
+    if not (cache and cacheable(kernel)):
+        return kernel.fitted_to(data, name=name)
+    key = ("kernel", _digest(data), repr(kernel))
+    hit = _cache_get(key)
+    if hit is None:
+        hit = _Small(kernel.fitted_to(data, name=name))
+        _cache_put(key, hit)
+    out: Kernel = hit.value
+    return out
+
+
+def _light(fit: FittedRegression) -> _Small:
+    """The regression's choice without its eigenvectors (which the cache of
+    eigendecompositions holds, or gives again bit for bit)."""
+    spec = fit.spectrum
+    bare = ZSpectrum(spec.kappa, np.empty((spec.n, 0)), spec.trace, spec.kernel)
+    light = dataclasses.replace(fit, spectrum=bare)
+    return _Small(light, int(spec.kappa.nbytes + fit.h.nbytes + fit.scores.nbytes
+                             + fit.lams.nbytes))
+
+
+def target_residuals(kernel: Kernel, data: np.ndarray, gram: Callable[[], np.ndarray],
+                     z: np.ndarray, settings: Sequence[Any],
+                     fit: Callable[[np.ndarray], Fit],
+                     spectrum: Callable[[Any], ZSpectrum],
+                     share: Callable[[np.ndarray, np.ndarray], float]) -> TargetResiduals:
+    """The regression of a target on `z` and its residual Gram matrix, cached.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The target's fitted kernel.
+    data : ndarray
+        The target's (standardised) data.
+    gram : callable
+        ``gram()``: the target's centred Gram matrix ``K`` (called only when its residual
+        Gram matrix is not in the cache).
+    z : ndarray
+        The (standardised) conditioning data.
+    settings : sequence
+        What else decides the regression (the candidate kernels on `z`, the
+        regression's settings): keyed by their representations.
+    fit : callable
+        ``fit(K)``: the fitted regression (its choice is cached).
+    spectrum : callable
+        ``spectrum(kernel)``: the decomposition of a kernel on `z`, as `fit` computes it
+        (for a regression whose choice is cached).
+    share : callable
+        ``share(R K R, K)``: the share of the features the regression leaves.
+    """
+    # the bits of the products with K (the criterion, the residuals) depend on the threads
+    key = (_digest(data), repr(kernel), _digest(z), *(repr(s) for s in settings),
+           repr(blas_thread_counts()))
+    hit = _RESIDUALS.get(key)
+    if hit is not None:
+        return hit
+    K = gram()
+    chosen = _cache_get(("choice", *key))
+    if chosen is not None:
+        light = chosen.value
+        f: Fit = dataclasses.replace(light, spectrum=spectrum(light.spectrum.kernel))
+    else:
+        f = fit(K)
+        if isinstance(f, FittedRegression):
+            _cache_put(("choice", *key), _light(f))
+    G = f.residual_gram(K)
+    G.setflags(write=False)
+    res = TargetResiduals(f, G, share(G, K))
+    _RESIDUALS.put(key, res)
+    return res
