@@ -138,13 +138,32 @@ COMPANION_CACHES.append(_RESIDUALS.clear)
 def cacheable(*kernels: Any) -> bool:
     """Whether results computed with `kernels` may be cached: kernels of
     :mod:`kmtests.kernels` whose representation names every parameter, not a user's
-    callable or a precomputed Gram matrix."""
+    callable or a precomputed Gram matrix.
+
+    Examples
+    --------
+    >>> from kmtests.kernels import Gaussian
+    >>> from kmtests.statistics.residual_cache import cacheable
+    >>> cacheable(Gaussian(1.0)), cacheable(lambda a, b: a @ b.T)
+    (True, False)
+    """
     return all(isinstance(k, Kernel) and type(k).__module__ == Kernel.__module__
                and not isinstance(k, (CallableKernel, Precomputed)) for k in kernels)
 
 
 def fitted_kernel(kernel: Kernel, data: np.ndarray, name: str, *, cache: bool) -> Kernel:
-    """``kernel.fitted_to(data, name=name)``, cached by the bytes of `data` when `cache`."""
+    """``kernel.fitted_to(data, name=name)``, cached by the bytes of `data` when `cache`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.kernels import Gaussian
+    >>> from kmtests.statistics.residual_cache import fitted_kernel
+    >>> z = np.arange(5.0)[:, None]
+    >>> k = fitted_kernel(Gaussian(), z, "z", cache=True)
+    >>> print(k, fitted_kernel(Gaussian(), z, "z", cache=True) is k)
+    Gaussian(bandwidth=2.0) True
+    """
     if not (cache and cacheable(kernel)):
         return kernel.fitted_to(data, name=name)
     key = ("kernel", _digest(data), repr(kernel))
