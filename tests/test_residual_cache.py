@@ -97,8 +97,10 @@ def test_cached_residuals_are_read_only_and_cleared() -> None:
         assert not entry.gram.flags.writeable
         with pytest.raises(ValueError):
             entry.gram[0, 0] = 1.0
+    assert len(rc._SMALL._items) == 5  # 3 fitted kernels (x with z/2, y, z), 2 choices
     clear_cache()
     assert len(rc._RESIDUALS._items) == 0 and rc._RESIDUALS._bytes == 0
+    assert len(rc._SMALL._items) == 0 and rc._SMALL._bytes == 0
 
 
 def test_residual_cache_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

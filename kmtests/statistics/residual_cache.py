@@ -17,15 +17,18 @@ of the regression -- so that a cached result is the one the computation would gi
 again (the p-values are bit-identical with and without the caches):
 
 * the fitted kernels (the median heuristic of a target or of ``z``: a partial sort of the
-  ``n (n - 1) / 2`` squared distances), in the cache of
-  :mod:`kmtests.estimators.conditional`;
+  ``n (n - 1) / 2`` squared distances);
 * the *choice* of each target's regression (the kernel on ``z``, ``lam``, the criterion on
-  the grid: kilobytes), in that cache too: a target met again needs no tuning, only the
-  decomposition of its chosen kernel (usually still cached) and its residuals;
-* the residual Gram matrices ``R K R`` (``8 n^2`` bytes each), in a cache of their own
-  of :data:`RESIDUAL_BYTES`, keyed also by the number of BLAS threads in effect
-  (:func:`kmtests.engines._loop.blas_thread_counts`: the bits of the products depend on
-  it), so that they never evict the eigendecompositions, which cost more to redo.
+  the grid: kilobytes): a target met again needs no tuning, only the decomposition of
+  its chosen kernel (usually still cached) and its residuals;
+* the residual Gram matrices ``R K R`` (``8 n^2`` bytes each).
+
+The first two share a cache of :data:`SMALL_BYTES`, the residual Gram matrices have one
+of :data:`RESIDUAL_BYTES`: apart from the eigendecompositions of
+:mod:`kmtests.estimators.conditional` (256 MiB), which cost more to redo and which they
+never evict. The choices and the residuals are keyed also by the number of BLAS threads
+in effect (:func:`kmtests.engines._loop.blas_thread_counts`: the bits of the products
+depend on it).
 
 All are least recently used first out, read-only, and emptied by
 :func:`kmtests.estimators.conditional.clear_cache`. Only the kernels of
@@ -49,8 +52,6 @@ from ..estimators.conditional import (
     FittedRegression,
     RidgeResidual,
     ZSpectrum,
-    _cache_get,
-    _cache_put,
     _digest,
 )
 from ..kernels import CallableKernel, Kernel, Precomputed
@@ -60,6 +61,8 @@ __all__ = ["RESIDUAL_BYTES", "TargetResiduals", "cacheable", "fitted_kernel",
 
 #: bytes of residual Gram matrices kept (64 at n = 500, 16 at n = 1000)
 RESIDUAL_BYTES = 128 * 2**20
+#: bytes of fitted kernels (counted 1 KiB each) and regressions' choices kept
+SMALL_BYTES = 16 * 2**20
 
 Fit = FittedRegression | RidgeResidual
 
@@ -69,7 +72,7 @@ class _Small:
     """A cached value that holds no large array (a fitted kernel, a regression's choice)."""
 
     value: Any
-    nbytes: int = 0
+    nbytes: int = 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,30 +102,33 @@ class TargetResiduals:
         object.__setattr__(self, "nbytes", int(self.gram.nbytes))
 
 
-class _Residuals:
-    """The least-recently-used cache of :class:`TargetResiduals`, at most
-    :data:`RESIDUAL_BYTES`."""
+class _Store:
+    """A least-recently-used cache of values with an ``nbytes``, at most the module's
+    :data:`RESIDUAL_BYTES` or :data:`SMALL_BYTES` (`budget`: the name; read at every
+    insertion)."""
 
-    def __init__(self) -> None:
-        self._items: OrderedDict[tuple[str, ...], TargetResiduals] = OrderedDict()
+    def __init__(self, budget: str) -> None:
+        self._items: OrderedDict[tuple[str, ...], Any] = OrderedDict()
         self._bytes = 0
+        self._budget = budget
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, ...]) -> TargetResiduals | None:
+    def get(self, key: tuple[str, ...]) -> Any:
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
             return hit
 
-    def put(self, key: tuple[str, ...], value: TargetResiduals) -> None:
-        if value.nbytes > RESIDUAL_BYTES:
+    def put(self, key: tuple[str, ...], value: Any) -> None:
+        budget = int(globals()[self._budget])
+        if value.nbytes > budget:
             return
         with self._lock:
             old = self._items.pop(key, None)
             self._bytes += value.nbytes - (old.nbytes if old is not None else 0)
             self._items[key] = value
-            while self._bytes > RESIDUAL_BYTES:
+            while self._bytes > budget:
                 self._bytes -= self._items.popitem(last=False)[1].nbytes
 
     def clear(self) -> None:
@@ -131,8 +137,9 @@ class _Residuals:
             self._bytes = 0
 
 
-_RESIDUALS = _Residuals()
-COMPANION_CACHES.append(_RESIDUALS.clear)
+_RESIDUALS = _Store("RESIDUAL_BYTES")
+_SMALL = _Store("SMALL_BYTES")
+COMPANION_CACHES.extend([_RESIDUALS.clear, _SMALL.clear])
 
 
 def cacheable(*kernels: Any) -> bool:
@@ -167,10 +174,10 @@ def fitted_kernel(kernel: Kernel, data: np.ndarray, name: str, *, cache: bool) -
     if not (cache and cacheable(kernel)):
         return kernel.fitted_to(data, name=name)
     key = ("kernel", _digest(data), repr(kernel))
-    hit = _cache_get(key)
+    hit = _SMALL.get(key)
     if hit is None:
         hit = _Small(kernel.fitted_to(data, name=name))
-        _cache_put(key, hit)
+        _SMALL.put(key, hit)
     out: Kernel = hit.value
     return out
 
@@ -181,8 +188,8 @@ def _light(fit: FittedRegression) -> _Small:
     spec = fit.spectrum
     bare = ZSpectrum(spec.kappa, np.empty((spec.n, 0)), spec.trace, spec.kernel)
     light = dataclasses.replace(fit, spectrum=bare)
-    return _Small(light, int(spec.kappa.nbytes + fit.h.nbytes + fit.scores.nbytes
-                             + fit.lams.nbytes))
+    return _Small(light, 1024 + int(spec.kappa.nbytes + fit.h.nbytes + fit.scores.nbytes
+                                    + fit.lams.nbytes))
 
 
 def target_residuals(kernel: Kernel, data: np.ndarray, gram: Callable[[], np.ndarray],
@@ -221,14 +228,14 @@ def target_residuals(kernel: Kernel, data: np.ndarray, gram: Callable[[], np.nda
     if hit is not None:
         return hit
     K = gram()
-    chosen = _cache_get(("choice", *key))
+    chosen = _SMALL.get(("choice", *key))
     if chosen is not None:
         light = chosen.value
         f: Fit = dataclasses.replace(light, spectrum=spectrum(light.spectrum.kernel))
     else:
         f = fit(K)
         if isinstance(f, FittedRegression):
-            _cache_put(("choice", *key), _light(f))
+            _SMALL.put(("choice", *key), _light(f))
     G = f.residual_gram(K)
     G.setflags(write=False)
     res = TargetResiduals(f, G, share(G, K))
