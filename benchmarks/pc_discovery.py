@@ -38,7 +38,13 @@ counts as its own kind), the missing and extra edges, the number of CI tests run
 (distinct questions; answers from a p-value cache not counted), wall time and CPU
 seconds of the process (``time.process_time``: with BLAS on one thread, the
 computation itself, which a busy machine does not inflate), with the load average.
-alpha = 0.05 everywhere. BLAS on one thread (threadpoolctl), numba on one thread.
+alpha = 0.05 everywhere. BLAS on one thread (threadpoolctl), numba on one thread, and
+the process on one CPU (``--cpus 1``, the default: its affinity). The affinity is what
+puts kmtests on one thread: from n = 500 its dense linear algebra takes as many BLAS
+threads as the process has usable CPUs (``kmtests.engines._loop.linalg_threads``: the
+bits must not follow the load), whatever threadpoolctl limit surrounds it, and on a busy
+machine idle BLAS threads spin (the CPU seconds of the table before issue 29's
+``--cpus``: 67-71 s per run at n = 500, load 9-11, against 11-13 s on one CPU).
 
 Run from the repository root::
 
@@ -266,7 +272,12 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+",
                     default=["cl-kci", "cl-kmtests", "cl-kmtests-nocache", "pgmpy-kmtests"])
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--cpus", type=int, default=1,
+                    help="CPUs the process may run on (its affinity; 0: leave it)")
     args = ap.parse_args()
+    if args.cpus > 0:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.cpus])
+    print(f"CPUs of the process: {sorted(os.sched_getaffinity(0))}", flush=True)
 
     warnings.simplefilter("ignore", FutureWarning)
     import _benchutil

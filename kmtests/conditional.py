@@ -159,10 +159,12 @@ def conditional_independence_test(
     n_features : int, optional
         The features of z on ``engine="rff"`` or ``"nystrom"`` (default 200).
     cache : bool, optional
-        Reuse the eigendecompositions of the Gram matrices of z across calls with
-        the same z (default True; causal discovery asks many questions with the
-        same conditioning set: :func:`kmtests.estimators.conditional.clear_cache`
-        empties it).
+        Reuse, across calls on the same data, the eigendecompositions of the Gram
+        matrices of z and each variable's regression on z (default True: causal
+        discovery asks many questions with the same conditioning set and the same
+        variables; :mod:`kmtests.statistics.residual_cache`). The p-values are the
+        same with and without; :func:`kmtests.estimators.conditional.clear_cache`
+        empties the caches.
     {{conventions}}
 
     Returns

@@ -24,18 +24,30 @@ T = TypeVar("T")
 _CONTROLLER: Any = None
 
 
-def blas_threads(n: int) -> Any:
-    """Context manager limiting BLAS to `n` threads (controller built once: the
-    first scan of the loaded libraries costs milliseconds). SciPy's LAPACK is loaded
-    first: its BLAS is a library of its own (``libscipy_openblas``, besides NumPy's
-    ``libscipy_openblas64_``), which a controller built before it would not limit."""
+def _controller() -> Any:
+    """The threadpoolctl controller, built once (the first scan of the loaded libraries
+    costs milliseconds). SciPy's LAPACK is loaded first: its BLAS is a library of its own
+    (``libscipy_openblas``, besides NumPy's ``libscipy_openblas64_``), which a controller
+    built before it would not limit."""
     global _CONTROLLER
     if _CONTROLLER is None:
         import scipy.linalg  # noqa: F401  (loads SciPy's BLAS)
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=n, user_api="blas")
+    return _CONTROLLER
+
+
+def blas_threads(n: int) -> Any:
+    """Context manager limiting BLAS to `n` threads."""
+    return _controller().limit(limits=n, user_api="blas")
+
+
+def blas_thread_counts() -> tuple[int, ...]:
+    """The threads of each loaded BLAS library now (about 10 microseconds): the bits of a
+    product of large matrices depend on them, so a cache of such products keys on them."""
+    return tuple(int(lib.num_threads) for lib in _controller().lib_controllers
+                 if lib.user_api == "blas")
 
 
 #: below this many observations dense linear algebra (eigendecompositions, products of

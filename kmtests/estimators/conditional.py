@@ -125,10 +125,18 @@ def _digest(z: np.ndarray) -> str:
     return h.hexdigest()
 
 
+#: the ``clear`` functions of the caches built on this one (the conditional tests' targets:
+#: :mod:`kmtests.statistics.residual_cache`), called by :func:`clear_cache`
+COMPANION_CACHES: list[Any] = []
+
+
 def clear_cache() -> None:
-    """Empty the cache of eigendecompositions (:func:`z_spectrum`)."""
+    """Empty the cache of eigendecompositions (:func:`z_spectrum`) and the caches built on
+    it (:data:`COMPANION_CACHES`)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+    for clear in COMPANION_CACHES:
+        clear()
 
 
 def _cache_get(key: tuple[str, ...]) -> Any:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar, Mapping, Sequence, cast
+from typing import Any, Callable, ClassVar, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -65,6 +65,7 @@ from ..problems.marginal import Z_TRANSFORMS, marginal_transform
 from ._base import Prepared, Statistic
 from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
+from .residual_cache import TargetResiduals, cacheable, fitted_kernel, target_residuals
 
 __all__ = ["KCI", "Z_FACTORS", "ard_bandwidths", "split_residual_gram"]
 
@@ -373,7 +374,7 @@ class KCI(Statistic):
         b = self.bandwidth_z
         if isinstance(b, (tuple, list, np.ndarray)):
             return [_with_bandwidth(self.kernel_z, float(v)) for v in b]
-        base = self.kernel_z.fitted_to(zs, name="z")
+        base = fitted_kernel(self.kernel_z, zs, "z", cache=self.cache)
         bw = _bandwidth(base)
         if b == "auto" and bw is not None:
             return [_with_bandwidth(base, bw * f) for f in Z_FACTORS]
@@ -437,15 +438,16 @@ class KCI(Statistic):
         applied = self.z_transform
         z = standardized(marginal_transform(problem.z.values, applied))
         xa = np.hstack([x, 0.5 * z]) if self.augment else x
-        kx = self.kernel_x.fitted_to(xa, name="x")
-        ky = self.kernel_y.fitted_to(y, name="y")
+        kx = fitted_kernel(self.kernel_x, xa, "x", cache=self.cache)
+        ky = fitted_kernel(self.kernel_y, y, "y", cache=self.cache)
         if engine.name in LOWRANK:
             prepared = self._prepare_lowrank(problem, engine, kx, ky, xa, y, z, rng)
+        elif self.split is None:
+            prepared = self._prepare_whole(problem, kx, ky, xa, y, z)
         else:
             Kx = kx.centred_gram(xa, name="x").Kc
             Ky = ky.centred_gram(y, name="y").Kc
-            prepared = (self._prepare_whole(problem, kx, ky, Kx, Ky, z) if self.split is None
-                        else self._prepare_split(problem, kx, ky, Kx, Ky, z, rng))
+            prepared = self._prepare_split(problem, kx, ky, Kx, Ky, z, rng)
         prepared.report["z_transform"] = applied
         if applied != "none":
             scores = "normal scores" if applied == "normal_scores" else "ranks / (n + 1)"
@@ -463,42 +465,76 @@ class KCI(Statistic):
 
         return ARDGaussian(bandwidth=ard_bandwidths(z, [Kx, Ky], self.regression))
 
-    def _fit_whole(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
-                   ) -> tuple[Fit, Fit]:
+    def _fit_whole(self, z: np.ndarray, *targets: np.ndarray,
+                   spectra: list[Any] | None = None) -> list[Fit]:
         cands, lam = self._candidates(z), self._given_ridge()
         if len(cands) == 1 and lam is not None and self.bandwidth_z not in ARD_MODES:
             # one given kernel and lam: no eigendecomposition (shared by x and y)
             rr = ridge_residual(cands[0], z, lam, cache=self.cache)
             if rr is not None:
-                return rr, rr
-        return self._fit(z, Kx, Ky)
+                return [rr] * len(targets)
+        return list(self._fit(z, *targets, spectra=spectra))
 
-    def _fit(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray
-             ) -> tuple[FittedRegression, FittedRegression]:
+    def _fit(self, z: np.ndarray, *targets: np.ndarray, spectra: list[Any] | None = None
+             ) -> list[FittedRegression]:
+        """The regressions of the `targets` (centred Gram matrices; x's and y's for ARD) on
+        `z`; the decompositions of z are put in `spectra` when given empty, and read from
+        it when filled."""
         reg = self.regression
         if self.bandwidth_z == "ard_each":
             # each regression its own bandwidths, searched on its own target
             fits = []
-            for K in (Kx, Ky):
+            for K in targets:
                 own = ARDGaussian(bandwidth=ard_bandwidths(z, [K], reg))
                 fits.append(reg.fit([own], z, K,
                                     spectra=[z_spectrum(own, z, cache=self.cache)]))
-            return fits[0], fits[1]
+            return fits
         if self.bandwidth_z == "ard":
-            k = self._ard_kernel(z, Kx, Ky)
+            k = self._ard_kernel(z, *targets)
             spec = [z_spectrum(k, z, cache=self.cache)]
-            return (reg.fit([k], z, Kx, spectra=spec), reg.fit([k], z, Ky, spectra=spec))
+            return [reg.fit([k], z, K, spectra=spec) for K in targets]
         cands = self._candidates(z)
         # shared by x and y; one BLAS thread each, side by side (the same bits whatever
         # the number of threads)
-        specs = map_items(lambda k: z_spectrum(k, z, cache=self.cache), cands, self.n_jobs)
-        return (reg.fit(cands, z, Kx, spectra=specs), reg.fit(cands, z, Ky, spectra=specs))
+        specs = spectra if spectra else map_items(
+            lambda k: z_spectrum(k, z, cache=self.cache), cands, self.n_jobs)
+        if spectra is not None and not spectra:
+            spectra.extend(specs)
+        return [reg.fit(cands, z, K, spectra=specs) for K in targets]
 
-    def _prepare_whole(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
-                       Ky: np.ndarray, z: np.ndarray) -> Prepared:
+    def _residuals(self, z: np.ndarray, *targets: tuple[Kernel, np.ndarray, str]
+                   ) -> list[TargetResiduals]:
+        """Each target's (kernel, data, role) regression on `z` and residual Gram matrix;
+        with `cache` shared with the other tests that regress the same target on the same
+        z (:mod:`kmtests.statistics.residual_cache`; not for ARD, which chooses z's kernel
+        for x and y together)."""
+        def gram(t: tuple[Kernel, np.ndarray, str]) -> Callable[[], np.ndarray]:
+            return lambda: t[0].centred_gram(t[1], name=t[2]).Kc
+
+        cands = self._candidates(z)
+        if (not self.cache or self.bandwidth_z in ARD_MODES
+                or not cacheable(*cands, *(t[0] for t in targets))):
+            Ks = [gram(t)() for t in targets]
+            out = []
+            for f, K in zip(self._fit_whole(z, *Ks), Ks):
+                G = f.residual_gram(K)
+                out.append(TargetResiduals(f, G, _share(G, K)))
+            return out
+        spectra: list[Any] = []
+
+        def spectrum(k: Kernel) -> Any:  # as _fit computes it: on one BLAS thread
+            return map_items(lambda k: z_spectrum(k, z, cache=True), [k], 1)[0]
+
+        return [target_residuals(t[0], t[1], gram(t), z, (cands, self.regression),
+                                 lambda K: self._fit_whole(z, K, spectra=spectra)[0],
+                                 spectrum, _share)
+                for t in targets]
+
+    def _prepare_whole(self, problem: Any, kx: Kernel, ky: Kernel, xa: np.ndarray,
+                       y: np.ndarray, z: np.ndarray) -> Prepared:
         n = problem.n
-        fx, fy = self._fit_whole(z, Kx, Ky)
-        Kxt, Kyt = fx.residual_gram(Kx), fy.residual_gram(Ky)
+        rx, ry = self._residuals(z, (kx, xa, "x"), (ky, y, "y"))
+        fx, fy, Kxt, Kyt = rx.fit, ry.fit, rx.gram, ry.gram
         cache: dict[str, PairedGrams] = {}
 
         def paired() -> PairedGrams:
@@ -507,6 +543,7 @@ class KCI(Statistic):
             if "pg" not in cache:
                 Ry = fy.residual_operator()
                 A = Ry @ Kxt @ Ry
+                Ky = ky.centred_gram(y, name="y").Kc
                 cache["pg"] = PairedGrams(np.ascontiguousarray(0.5 * (A + A.T)), Ky)
             return cache["pg"]
 
@@ -523,7 +560,7 @@ class KCI(Statistic):
             return Values(np.array([stat]), np.array([scale])), {}
 
         return self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, n,
-                              unexplained=(_share(Kxt, Kx), _share(Kyt, Ky)))
+                              unexplained=(rx.unexplained, ry.unexplained))
 
     def _prepare_split(self, problem: Any, kx: Kernel, ky: Kernel, Kx: np.ndarray,
                        Ky: np.ndarray, z: np.ndarray, rng: Any) -> Prepared:
