@@ -64,8 +64,8 @@ import numpy as np
 
 from ._rng import child, generator, seed_of
 from ._validation import check_positive_int
-from .engines.dask_lowrank import (CHUNK_ROWS, as_rows, feature_map, hsic_sums, mmd_sums,
-                                   split_counts)
+from .engines.dask_lowrank import (CHUNK_ROWS, as_rows, centring, feature_map, hsic_sums,
+                                   mmd_sums, split_counts)
 from .engines.lowrank import DEFAULT_FEATURES, check_rff_kernel, rff_frequencies
 from .engines.mmd import SplitSums, mmd_uniform
 from .estimators import KME, resolve_estimator
@@ -220,16 +220,17 @@ def _two_sample(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any],
                          f"{n_y}.")
     z = da.concatenate([x, y]).rechunk((engine.chunk_rows, x.shape[1]))
     notes: list[str] = []
+    centre = centring(z, "the pooled sample")  # first: it checks the data are finite
     kernels = problem_cls.kernels(kw, data)
     kernels = {"kernel": _fitted(kernels["kernel"], z, "the pooled sample", notes)}
-    stat = _statistic("two_sample", kw.get("statistic") or ("unbiased" if isinstance(est, KME)
-                                                             else "biased"), kernels, est)
+    stat = _statistic("two_sample", kw.get("statistic") or problem_cls.default_statistic(est),
+                      kernels, est)
     unbiased = bool(stat.unbiased)
     B = int(kw.get("n_resamples") or 9999)
     rng = kw.get("rng")
     gen = generator(rng)
     W, b = rff_frequencies(kernels["kernel"], z.shape[1], engine.r, child(gen, "features"))
-    fmap = feature_map(z, W, b, "the pooled sample")
+    fmap = feature_map(z, W, b, centre)
     sizes = [int(c) for c in z.chunks[0]]
     counts = split_counts(sizes, n_x, B, gen)
     seq = gen.bit_generator.seed_seq
@@ -274,6 +275,7 @@ def _independence(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any]
     if n < 4:
         raise ValueError(f"the independence test needs at least 4 pairs; got {n}.")
     notes: list[str] = []
+    centres = centring(x, "x"), centring(y, "y")  # first: they check the data are finite
     kernels = problem_cls.kernels(kw, data)
     kernels = {"x": _fitted(kernels["x"], x, "x", notes), "y": _fitted(kernels["y"], y, "y",
                                                                          notes)}
@@ -284,8 +286,8 @@ def _independence(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any]
     # one child generator per variable, by position (engine='rff' assigns them by the
     # content of the data: the same draws when content_key(x) <= content_key(y))
     gx, gy = child(gen, "features").spawn(2)
-    fx = feature_map(x, *rff_frequencies(kernels["x"], x.shape[1], engine.r, gx), "x")
-    fy = feature_map(y, *rff_frequencies(kernels["y"], y.shape[1], engine.r, gy), "y")
+    fx = feature_map(x, *rff_frequencies(kernels["x"], x.shape[1], engine.r, gx), centres[0])
+    fy = feature_map(y, *rff_frequencies(kernels["y"], y.shape[1], engine.r, gy), centres[1])
     sums = hsic_sums(x, y, fx, fy)
     t_obs = float(np.einsum("ij,ij->", sums.C, sums.C)) / n**2
     lam = np.clip(np.linalg.eigvalsh(sums.Gx), 0.0, None) / n

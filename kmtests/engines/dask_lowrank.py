@@ -53,7 +53,7 @@ array([4, 4])
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -61,8 +61,8 @@ from .._rng import keyed, role_key
 from ._loop import blas_threads
 from .lowrank import rff_rows
 
-__all__ = ["CHUNK_ROWS", "FeatureMap", "MMDSums", "HSICSums", "as_rows", "chunk_starts",
-           "feature_map", "hsic_sums", "mmd_sums", "split_counts", "tree_sum"]
+__all__ = ["CHUNK_ROWS", "FeatureMap", "HSICSums", "MMDSums", "as_rows", "centring",
+           "chunk_subsets", "feature_map", "hsic_sums", "mmd_sums", "split_counts", "tree_sum"]
 
 #: rows per chunk (the default): the chunkwise permutations depend on the chunks, which
 #: are fixed by N and this number only
@@ -84,11 +84,6 @@ def as_rows(a: Any, name: str, chunk_rows: int) -> Any:
     if arr.dtype != np.float64:
         arr = arr.astype(np.float64)
     return arr.rechunk((chunk_rows, arr.shape[1]))
-
-
-def chunk_starts(n: int, chunk_rows: int) -> list[tuple[int, int]]:
-    """The row ranges of the chunks of `n` rows."""
-    return [(s, min(s + chunk_rows, n)) for s in range(0, n, chunk_rows)]
 
 
 def tree_sum(parts: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
@@ -178,12 +173,14 @@ def _feature_sums(block: np.ndarray, fmap: FeatureMap) -> np.ndarray:
     return out
 
 
-def feature_map(z: Any, W: np.ndarray, b: np.ndarray, name: str) -> FeatureMap:
-    """The feature map of `z` with frequencies `W` and phases `b`, centred over `z`'s rows
-    (two passes of column sums, then one of feature sums)."""
+def feature_map(z: Any, W: np.ndarray, b: np.ndarray,
+                centre: tuple[np.ndarray, np.ndarray]) -> FeatureMap:
+    """The feature map of `z` with frequencies `W` and phases `b` on the rows centred by
+    `centre` (:func:`centring`), with the mean of the features over `z`'s rows (one pass of
+    feature sums)."""
     import dask
 
-    m, corr = centring(z, name)
+    m, corr = centre
     fmap = FeatureMap(W, b, m, corr)
     sums = dask.compute(*[dask.delayed(_feature_sums)(blk, fmap) for blk in _blocks(z)])
     return FeatureMap(W, b, m, corr, _ordered_sum(sums) / z.shape[0])
@@ -198,6 +195,16 @@ def split_counts(sizes: Sequence[int], n_x: int, size: int,
     return np.asarray(gen.multivariate_hypergeometric(np.asarray(sizes, dtype=np.int64),
                                                       n_x, size=size, method="marginals"),
                       dtype=np.int64).reshape(size, len(sizes))
+
+
+def chunk_subsets(n_c: int, counts: np.ndarray, seed: np.random.SeedSequence
+                  ) -> Iterator[np.ndarray]:
+    """The rows of a chunk of `n_c` rows in the first sample of each drawn split: for each
+    count ``k`` of `counts`, ``k`` rows drawn uniformly without replacement from the
+    chunk's own stream `seed` (in the order of `counts`)."""
+    gen = np.random.Generator(np.random.PCG64(seed))
+    for k in counts:
+        yield gen.choice(n_c, size=int(k), replace=False, shuffle=False)
 
 
 @dataclass(frozen=True)
@@ -229,7 +236,7 @@ def _mmd_chunk(block: np.ndarray, fmap: FeatureMap, k_obs: int, counts: np.ndarr
         np.einsum("ij,ij->i", phi, phi, out=ext[:, r])
         np.matmul(phi, fmap.mean, out=ext[:, r + 1])
         ext[:, r + 1] += float(fmap.mean @ fmap.mean)
-        gen = np.random.Generator(np.random.PCG64(seed))
+        draw = chunk_subsets(n_c, counts, seed)
         rows = counts.shape[0] + 1
         out = np.empty((rows, r + 2))
         mask = np.empty((_SPLITS, n_c))
@@ -240,8 +247,7 @@ def _mmd_chunk(block: np.ndarray, fmap: FeatureMap, k_obs: int, counts: np.ndarr
                 if i == 0:
                     mask[0, :k_obs] = 1.0  # the observed split: the first n_x pooled rows
                 else:
-                    k = int(counts[i - 1])
-                    mask[i - start, gen.choice(n_c, size=k, replace=False, shuffle=False)] = 1.0
+                    mask[i - start, next(draw)] = 1.0
             part = mask @ ext
             out[start:stop] = part[: stop - start]
     totals = np.array([ext[:, r].sum(), ext[:, r + 1].sum()])
