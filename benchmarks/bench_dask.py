@@ -10,6 +10,18 @@ load (``os.getloadavg``) before and after.
     nice -n 10 python benchmarks/bench_dask.py mmd --n 10000000 --d 5 --r 200 --B 199
     nice -n 10 python benchmarks/bench_dask.py hsic --n 10000000 --d 5 --r 100
     python benchmarks/bench_dask.py repro --n 200000      # p-value vs worker counts
+    python benchmarks/bench_dask.py pc --n 500 --seed 1   # PC: the tests of a depth in parallel
+    python benchmarks/bench_dask.py level --reps 400      # level of both nulls under H0
+
+``level``: rejection rates at 1%, 5% and 10% under H0 with their 99% binomial bands,
+on the synchronous scheduler: the chunkwise permutation null (two samples of 300 in
+5 chunks of 128 rows, ``n_resamples=99``) and the chi-square null of ``HSIC_b``
+(N = 2000 and 500 pairs, x normal in 2-D, y Student t_4, ``n_resamples=199``); r = 20.
+
+``pc``: PC on ``benchmarks/pc_discovery.py``'s data (9 variables), causal-learn's
+sequential ``pc`` with the kmtests test against :func:`kmtests.causal.pc` with
+``n_jobs`` = 1 and 2 (loky worker processes, warmed up on other data first), BLAS on one
+thread everywhere; CPU seconds of this process plus its worker processes.
 
 Each run appends one JSON line to ``benchmarks/results/bench_dask.jsonl``.
 """
@@ -99,9 +111,107 @@ def data(n: int, d: int, chunk_rows: int, shift: float, kind: str) -> tuple[Any,
     return x, y
 
 
+def _cpu_with_children() -> float:
+    import psutil
+
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for ch in me.children(recursive=True):
+        try:
+            total += sum(ch.cpu_times()[:2])
+        except Exception:
+            pass
+    return total
+
+
+def bench_level(reps: int) -> list[dict[str, Any]]:
+    import dask
+    from scipy import stats
+
+    from kmtests import independence_test, two_sample_test
+    from kmtests.scaleout import DaskRFF
+
+    def rates(p: np.ndarray, label: str, t: float) -> dict[str, Any]:
+        row: dict[str, Any] = {"what": "level", "null": label, "reps": reps,
+                               "seconds": round(t, 1)}
+        for alpha in (0.01, 0.05, 0.10):
+            lo, hi = stats.binom.interval(0.99, reps, alpha)
+            row[f"reject_{alpha}"] = round(float(np.mean(p <= alpha)), 4)
+            row[f"band99_{alpha}"] = [lo / reps, hi / reps]
+        print(row, flush=True)
+        return row
+
+    out = []
+    with dask.config.set(scheduler="synchronous"):
+        t0 = time.perf_counter()
+        eng = DaskRFF(n_features=20, chunk_rows=128)
+        pv = [two_sample_test(*np.split(np.random.default_rng(10**6 + k).normal(size=(600, 2)),
+                                        2), engine=eng, n_resamples=99, rng=k).pvalue
+              for k in range(reps)]
+        out.append(rates(np.array(pv), "mmd chunkwise permutation, N=600, 5 chunks",
+                         time.perf_counter() - t0))
+        for n in (2000, 500):
+            t0 = time.perf_counter()
+            eng = DaskRFF(n_features=20, chunk_rows=512)
+            pv = []
+            for k in range(reps):
+                g = np.random.default_rng(2 * 10**6 + k)
+                pv.append(independence_test(g.normal(size=(n, 2)), g.standard_t(4, size=(n, 1)),
+                                            engine=eng, n_resamples=199, rng=k).pvalue)
+            out.append(rates(np.array(pv), f"hsic chi2, N={n}", time.perf_counter() - t0))
+    return out
+
+
+def bench_pc(n: int, seed: int) -> list[dict[str, Any]]:
+    import sys
+
+    from threadpoolctl import threadpool_limits
+
+    sys.path.insert(0, str(HERE))
+    from pc_discovery import simulate  # noqa: E402
+
+    from causallearn.search.ConstraintBased.PC import pc as causallearn_pc
+    from kmtests.causal import pc, register_causallearn
+    from kmtests.estimators.conditional import clear_cache
+
+    data = simulate(n, seed).to_numpy()
+    out = []
+
+    def one(label: str, fn: Callable[[], Any]) -> Any:
+        clear_cache()
+        load0 = os.getloadavg()
+        c0, t0 = _cpu_with_children(), time.perf_counter()
+        cg = fn()
+        wall, cpu = time.perf_counter() - t0, _cpu_with_children() - c0
+        pv = {k: v for k, v in cg.test.pvalue_cache.items()
+              if k not in ("data_hash", "method_name", "parameters_hash")}
+        out.append({"what": "pc", "run": label, "n": n, "seed": seed, "wall_s": round(wall, 2),
+                    "cpu_s_total": round(cpu, 2), "questions": len(pv),
+                    "tests_in_causallearn": int(cg.test.n_tests),
+                    "load_before": [round(v, 2) for v in load0],
+                    "load_after": [round(v, 2) for v in os.getloadavg()]})
+        print(out[-1], flush=True)
+        return cg, pv
+
+    with threadpool_limits(1):
+        ref, ref_p = one("causal-learn pc, sequential",
+                         lambda: causallearn_pc(data, 0.05, register_causallearn(),
+                                                show_progress=False))
+        cg1, p1 = one("kmtests.causal.pc n_jobs=1", lambda: pc(data, 0.05, n_jobs=1))
+    pc(simulate(100, seed + 100).to_numpy(), 0.05, n_jobs=2)  # start and warm the workers
+    cg2, p2 = one("kmtests.causal.pc n_jobs=2", lambda: pc(data, 0.05, n_jobs=2))
+    for row, cg, pv in ((out[1], cg1, p1), (out[2], cg2, p2)):
+        row["same_graph"] = bool(np.array_equal(cg.G.graph, ref.G.graph))
+        row["same_pvalues"] = all(pv[k] == v for k, v in ref_p.items())
+        row["extra_questions"] = len(set(pv) - set(ref_p))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["mmd", "hsic", "repro"])
+    ap.add_argument("what", choices=["mmd", "hsic", "repro", "pc", "level"])
+    ap.add_argument("--reps", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n", type=int, default=10**6, help="rows of each sample / of the pairs")
     ap.add_argument("--d", type=int, default=5)
     ap.add_argument("--r", type=int, default=200)
@@ -119,7 +229,11 @@ def main() -> None:
     bw: Any = a.bandwidth if a.bandwidth == "median" else float(a.bandwidth)
     eng = DaskRFF(n_features=a.r, chunk_rows=a.chunk_rows)
     rows = []
-    if a.what == "repro":
+    if a.what == "level":
+        rows = bench_level(a.reps)
+    elif a.what == "pc":
+        rows = bench_pc(a.n, a.seed)
+    elif a.what == "repro":
         x, y = data(a.n, a.d, a.chunk_rows, a.shift, "mmd")
         for w in (1, 2, 3):
             lc, client, pids = cluster(w, a.memory_limit)

@@ -562,7 +562,7 @@ def skeleton_questions(adjacent: np.ndarray, depth: int) -> list[tuple[int, int,
     >>> skeleton_questions(adj, 1)[:2]
     [(0, 1, (2,)), (0, 2, (1,))]
     """
-    out = []
+    out: list[tuple[int, int, tuple[int, ...]]] = []
     for x in range(adjacent.shape[0]):
         neigh = [int(v) for v in np.flatnonzero(adjacent[x])]
         for y in neigh:
@@ -616,8 +616,8 @@ def pc(data: Any, alpha: float = 0.05, *, n_jobs: int | None = None,
 
     Examples
     --------
-    >>> import numpy as np
     >>> from kmtests.causal import pc
+    >>> import numpy as np
     >>> gen = np.random.default_rng(0)
     >>> a = gen.normal(size=200)
     >>> b = np.tanh(2 * a) + 0.3 * gen.normal(size=200)

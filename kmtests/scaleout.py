@@ -62,10 +62,12 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from ._guards import format_bytes
 from ._rng import child, generator, seed_of
 from ._validation import check_positive_int
-from .engines.dask_lowrank import (CHUNK_ROWS, as_rows, centring, feature_map, hsic_sums,
-                                   mmd_sums, split_counts)
+from .engines import Engine
+from .engines.dask_lowrank import (CHUNK_ROWS, as_rows, centring, dask_array, feature_map,
+                                   hsic_sums, mmd_sums, split_counts)
 from .engines.lowrank import DEFAULT_FEATURES, check_rff_kernel, rff_frequencies
 from .engines.mmd import SplitSums, mmd_uniform
 from .estimators import KME, resolve_estimator
@@ -81,9 +83,11 @@ _DRAW = 256
 _RELATIVE = 1e-12
 
 
-@dataclass(frozen=True)
-class DaskRFF:
+class DaskRFF(Engine):
     """``engine="dask-rff"``: random Fourier features on dask arrays (see the module docs).
+
+    Not in :data:`kmtests.engines.ENGINES`: the faces hand a test with this engine to
+    :func:`run_on_dask` before the plan (whose problems hold the data in memory).
 
     Parameters
     ----------
@@ -94,18 +98,33 @@ class DaskRFF:
         permutations of the two-sample test depend on it (and on N and the seed) only.
     """
 
-    n_features: int | None = None
-    chunk_rows: int = CHUNK_ROWS
     name: ClassVar[str] = "dask-rff"
+    approximate: ClassVar[bool] = True
+    holds_features: ClassVar[bool] = True
+    options: ClassVar[tuple[str, ...]] = ("n_features", "chunk_rows")
 
-    def __post_init__(self) -> None:
-        if self.n_features is not None:
-            check_positive_int(self.n_features, "n_features")
-        check_positive_int(self.chunk_rows, "chunk_rows")
+    def __init__(self, n_features: int | None = None, chunk_rows: int = CHUNK_ROWS,
+                 note: str = "") -> None:
+        super().__init__(note)
+        self.n_features = (None if n_features is None
+                           else check_positive_int(n_features, "n_features"))
+        self.chunk_rows = check_positive_int(chunk_rows, "chunk_rows")
 
     @property
     def r(self) -> int:
         return DEFAULT_FEATURES if self.n_features is None else int(self.n_features)
+
+    def supports(self, req: Any) -> str | None:
+        return ("engine='dask-rff' runs two_sample_test and independence_test on dask "
+                "arrays (kmtests.scaleout); elsewhere use engine='rff'.")
+
+    def memory(self, req: Any, n: int, dims: Mapping[str, int],
+               batch: int) -> tuple[float, str, str]:
+        """What one task holds: a chunk's features and one block of 64 split masks."""
+        rows = min(n, self.chunk_rows)
+        need = 8.0 * rows * (sum(dims.values()) + 2 * (self.r + 2) + 64) + 8.0 * batch * self.r
+        return (need, f"a dask-rff task on {rows} rows takes {format_bytes(need)}",
+                "Use smaller chunks (`chunk_rows`) or fewer features (`n_features`).")
 
 
 def dask_engine(engine: Any) -> bool:
@@ -201,8 +220,7 @@ def run_on_dask(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, 
 
 def _two_sample(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any],
                 engine: DaskRFF) -> Any:
-    import dask.array as da
-
+    da = dask_array()
     _check_method(kw.get("method"), "permutation")
     est = resolve_estimator(kw.get("estimator", "kme"))
     rule = est.rule()

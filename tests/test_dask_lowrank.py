@@ -78,7 +78,7 @@ def test_chunkwise_splits_are_uniform_by_enumeration() -> None:
     assert counts.shape == (B, 3) and np.all(counts.sum(axis=1) == n_x)
     seen = {s: 0 for s in itertools.combinations(range(6), n_x)}
     streams = [chunk_subsets(2, counts[:, c], np.random.SeedSequence([9, c])) for c in range(3)]
-    for b in range(B):
+    for _ in range(B):
         rows = [int(i) + 2 * c for c in range(3) for i in next(streams[c])]
         seen[tuple(sorted(rows))] += 1
     freq = np.array(list(seen.values()), dtype=float)

@@ -61,7 +61,7 @@ from .._rng import keyed, role_key
 from ._loop import blas_threads
 from .lowrank import rff_rows
 
-__all__ = ["CHUNK_ROWS", "FeatureMap", "HSICSums", "MMDSums", "as_rows", "centring",
+__all__ = ["CHUNK_ROWS", "FeatureMap", "HSICSums", "MMDSums", "as_rows", "centring", "dask_array",
            "chunk_subsets", "feature_map", "hsic_sums", "mmd_sums", "split_counts", "tree_sum"]
 
 #: rows per chunk (the default): the chunkwise permutations depend on the chunks, which
@@ -71,10 +71,24 @@ CHUNK_ROWS = 1 << 15
 _SPLITS = 64
 
 
+def _dask() -> Any:
+    """The dask module (untyped here: imported when a test runs on dask)."""
+    import importlib
+
+    return importlib.import_module("dask")
+
+
+def dask_array() -> Any:
+    """The ``dask.array`` module (untyped here)."""
+    import importlib
+
+    return importlib.import_module("dask.array")
+
+
 def as_rows(a: Any, name: str, chunk_rows: int) -> Any:
     """`a` (a dask or NumPy array, 1-D or 2-D) as a 2-D float64 dask array with row chunks
     of `chunk_rows` (the last one shorter) and one column chunk."""
-    import dask.array as da
+    da = dask_array()
 
     arr = a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=chunk_rows)
     if arr.ndim == 1:
@@ -89,7 +103,7 @@ def as_rows(a: Any, name: str, chunk_rows: int) -> Any:
 def tree_sum(parts: Sequence[Any], combine: Callable[[Any, Any], Any]) -> Any:
     """The delayed sum of `parts` in a binary tree fixed by their order (pairs ``(0, 1),
     (2, 3), ...`` then their sums): the same additions whatever runs them."""
-    import dask
+    dask = _dask()
 
     level = list(parts)
     while len(level) > 1:
@@ -115,7 +129,7 @@ def _residual_sums(block: np.ndarray, m: np.ndarray) -> np.ndarray:
 def centring(z: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     """``(m, corr)`` of :func:`kmtests.kernels._centred` (rows centred as ``(z - m) - corr``),
     from the chunks' sums added in chunk order; non-finite data raise."""
-    import dask
+    dask = _dask()
 
     n = z.shape[0]
     firsts = dask.compute(*[dask.delayed(_column_sums)(b) for b in _blocks(z)])
@@ -178,7 +192,7 @@ def feature_map(z: Any, W: np.ndarray, b: np.ndarray,
     """The feature map of `z` with frequencies `W` and phases `b` on the rows centred by
     `centre` (:func:`centring`), with the mean of the features over `z`'s rows (one pass of
     feature sums)."""
-    import dask
+    dask = _dask()
 
     m, corr = centre
     fmap = FeatureMap(W, b, m, corr)
@@ -265,7 +279,7 @@ def mmd_sums(z: Any, fmap: FeatureMap, n_x: int, counts: np.ndarray,
     """The MMD sums of the observed split and of the splits whose per-chunk counts are the
     rows of `counts` (``B x chunks``), each chunk drawing its rows from the stream keyed
     ``("chunks", c)`` under `root`."""
-    import dask
+    dask = _dask()
 
     key = role_key("chunks")
     parts = []
@@ -314,7 +328,7 @@ def _combine_hsic(a: Any, b: Any) -> Any:
 
 def hsic_sums(x: Any, y: Any, fx: FeatureMap, fy: FeatureMap) -> HSICSums:
     """The HSIC sums of the paired chunks of `x` and `y` (the same row chunks)."""
-    import dask
+    dask = _dask()
 
     parts = [dask.delayed(_hsic_chunk)(bx, by, fx, fy)
              for bx, by in zip(_blocks(x), _blocks(y))]
