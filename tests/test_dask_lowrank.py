@@ -143,6 +143,8 @@ def test_pvalue_same_on_worker_processes() -> None:
 
 def test_refusals_name_the_way_out() -> None:
     x, y = _samples(40, 2, 0)
+    with pytest.raises(ValueError, match="does not take `n_jobs`"):
+        two_sample_test(x, y, engine="dask-rff", n_jobs=2)
     with pytest.raises(ValueError, match="does not take `strata`"):
         two_sample_test(x, y, engine="dask-rff", strata=np.arange(80) % 2)
     with pytest.raises(ValueError, match="method='permutation'"):
