@@ -12,6 +12,7 @@ load (``os.getloadavg``) before and after.
     python benchmarks/bench_dask.py repro --n 200000      # p-value vs worker counts
     python benchmarks/bench_dask.py pc --n 500 --seed 1   # PC: the tests of a depth in parallel
     python benchmarks/bench_dask.py level --reps 400      # level of both nulls under H0
+    python benchmarks/bench_dask.py local --n 500000      # one process: rff vs dask-rff
 
 ``level``: rejection rates at 1%, 5% and 10% under H0 with their 99% binomial bands,
 on the synchronous scheduler: the chunkwise permutation null (two samples of 300 in
@@ -124,6 +125,42 @@ def _cpu_with_children() -> float:
     return total
 
 
+def bench_local(n: int, d: int, r: int, B: int, chunk_rows: int, shift: float
+                ) -> list[dict[str, Any]]:
+    """One process, BLAS on one thread: engine='rff' on the data in memory against
+    engine='dask-rff' on the synchronous scheduler (the same data)."""
+    import dask
+    from threadpoolctl import threadpool_limits
+
+    from kmtests import two_sample_test
+    from kmtests.scaleout import DaskRFF
+
+    x, y = data(n, d, chunk_rows, shift, "mmd")
+    xn, yn = x.compute(), y.compute()
+    out = []
+
+    def run(label: str, fn: Callable[[], Any]) -> None:
+        load0 = os.getloadavg()
+        c, t = time.process_time(), time.perf_counter()
+        res = fn()
+        out.append({"what": "local", "run": label, "n": n, "d": d, "r": r, "B": B,
+                    "wall_s": round(time.perf_counter() - t, 1),
+                    "cpu_s_total": round(time.process_time() - c, 1),
+                    "statistic": res.statistic, "pvalue": res.pvalue,
+                    "load_before": [round(v, 2) for v in load0],
+                    "load_after": [round(v, 2) for v in os.getloadavg()]})
+        print(out[-1], flush=True)
+
+    with threadpool_limits(1):
+        run("engine='rff' in memory", lambda: two_sample_test(
+            xn, yn, engine="rff", n_features=r, n_resamples=B, rng=7, n_jobs=1))
+        with dask.config.set(scheduler="synchronous"):
+            run("engine='dask-rff' synchronous", lambda: two_sample_test(
+                x, y, engine=DaskRFF(n_features=r, chunk_rows=chunk_rows), n_resamples=B,
+                rng=7))
+    return out
+
+
 def bench_level(reps: int) -> list[dict[str, Any]]:
     import dask
     from scipy import stats
@@ -209,7 +246,7 @@ def bench_pc(n: int, seed: int) -> list[dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["mmd", "hsic", "repro", "pc", "level"])
+    ap.add_argument("what", choices=["mmd", "hsic", "repro", "pc", "level", "local"])
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n", type=int, default=10**6, help="rows of each sample / of the pairs")
@@ -229,7 +266,9 @@ def main() -> None:
     bw: Any = a.bandwidth if a.bandwidth == "median" else float(a.bandwidth)
     eng = DaskRFF(n_features=a.r, chunk_rows=a.chunk_rows)
     rows = []
-    if a.what == "level":
+    if a.what == "local":
+        rows = bench_local(a.n, a.d, a.r, a.B, a.chunk_rows, a.shift or 0.01)
+    elif a.what == "level":
         rows = bench_level(a.reps)
     elif a.what == "pc":
         rows = bench_pc(a.n, a.seed)
