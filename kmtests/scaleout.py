@@ -1,4 +1,5 @@
-r"""Tests on data past one machine's memory: ``engine="dask-rff"`` on dask arrays.
+r"""Tests on data past one machine's memory: ``engine="dask-rff"`` (and
+``"dask-nystrom"``) on dask arrays.
 
 ``two_sample_test(x, y, engine="dask-rff")`` and ``independence_test(x, y,
 engine="dask-rff")`` take `x` and `y` as ``dask.array`` arrays (or NumPy arrays,
@@ -35,6 +36,11 @@ What differs from ``engine="rff"``: the median-heuristic bandwidth is computed o
 seed (the in-memory engine sorts the sample first, which does not distribute; the
 permutation test stays exact, as the rows are drawn independently of the labels);
 pass a number as the bandwidth to get the in-memory engine's features exactly.
+``engine="dask-nystrom"`` (:class:`DaskNystrom`) uses Nyström features instead: its
+``n_features`` landmarks are rows drawn *by position* from the child generator
+``"features"`` (``engine="nystrom"`` draws them from the sorted sample, which does not
+distribute), any kernel computed from the data; with every point a landmark its
+statistic is the exact engine's.
 The kernels are those with random Fourier features (``"gaussian"``, ``"ard"``,
 ``"laplacian"``); the estimators those with uniform weights (``kme``, ``skmse``,
 ``bkmse``) for two samples and the KME for independence. Any other option of the
@@ -66,16 +72,17 @@ from ._guards import format_bytes
 from ._rng import child, generator, seed_of
 from ._validation import check_positive_int
 from .engines import Engine
-from .engines.dask_lowrank import (CHUNK_ROWS, as_rows, centring, dask_array, feature_map,
-                                   hsic_sums, mmd_sums, split_counts)
-from .engines.lowrank import DEFAULT_FEATURES, check_rff_kernel, rff_frequencies
+from .engines.dask_lowrank import (CHUNK_ROWS, FeatureMap, NystromMap, as_rows, centring,
+                                   dask_array, feature_map, hsic_sums, landmarks, mmd_sums,
+                                   split_counts)
+from .engines.lowrank import DEFAULT_FEATURES, RFF_KERNELS, rff_frequencies
 from .engines.mmd import SplitSums, mmd_uniform
 from .estimators import KME, resolve_estimator
 from .estimators._rules import Uniform
 from .null.chi2 import WeightedChiSquare
 from .null.permutation import PermutationMethod, pvalue_upper, tie_tolerance
 
-__all__ = ["DaskRFF", "dask_engine", "run_on_dask"]
+__all__ = ["DASK_ENGINES", "DaskNystrom", "DaskRFF", "dask_engine", "run_on_dask"]
 
 #: chi-square draws per step (as :mod:`kmtests.null.chi2`): `n_resamples` cuts the stream only
 _DRAW = 256
@@ -99,6 +106,8 @@ class DaskRFF(Engine):
     """
 
     name: ClassVar[str] = "dask-rff"
+    #: what the features approximate the kernel by (for the report)
+    what: ClassVar[str] = "random Fourier"
     approximate: ClassVar[bool] = True
     holds_features: ClassVar[bool] = True
     options: ClassVar[tuple[str, ...]] = ("n_features", "chunk_rows")
@@ -115,22 +124,58 @@ class DaskRFF(Engine):
         return DEFAULT_FEATURES if self.n_features is None else int(self.n_features)
 
     def supports(self, req: Any) -> str | None:
-        return ("engine='dask-rff' runs two_sample_test and independence_test on dask "
-                "arrays (kmtests.scaleout); elsewhere use engine='rff'.")
+        return (f"engine={self.name!r} runs two_sample_test and independence_test on dask "
+                f"arrays (kmtests.scaleout); elsewhere use engine={self.name[5:]!r}.")
 
     def memory(self, req: Any, n: int, dims: Mapping[str, int],
                batch: int) -> tuple[float, str, str]:
         """What one task holds: a chunk's features and one block of 64 split masks."""
         rows = min(n, self.chunk_rows)
         need = 8.0 * rows * (sum(dims.values()) + 2 * (self.r + 2) + 64) + 8.0 * batch * self.r
-        return (need, f"a dask-rff task on {rows} rows takes {format_bytes(need)}",
+        return (need, f"a {self.name} task on {rows} rows takes {format_bytes(need)}",
                 "Use smaller chunks (`chunk_rows`) or fewer features (`n_features`).")
+
+
+    def feature_map(self, kernel: Any, z: Any, centre: tuple[np.ndarray, np.ndarray],
+                    gen: np.random.Generator) -> Any:
+        """The features of `z` (their mean computed over it), drawn from `gen`."""
+        W, b = rff_frequencies(kernel, z.shape[1], self.r, gen)
+        return feature_map(z, FeatureMap(W, b, *centre))
+
+    def info(self, fmaps: list[Any]) -> str:
+        """``engine_info``: the features and the rank."""
+        each = " each" if len(fmaps) > 1 else ""
+        return f"{self.r} features{each}, rank {self.r}, approximate statistic"
+
+
+class DaskNystrom(DaskRFF):
+    """``engine="dask-nystrom"``: Nyström features on dask arrays, any kernel computed
+    from the data (see the module docs): ``n_features`` landmarks drawn by position
+    (default 200)."""
+
+    name: ClassVar[str] = "dask-nystrom"
+    what: ClassVar[str] = "Nyström"
+
+    def feature_map(self, kernel: Any, z: Any, centre: tuple[np.ndarray, np.ndarray],
+                    gen: np.random.Generator) -> Any:
+        return feature_map(z, NystromMap.of(kernel, landmarks(z, self.r, gen)))
+
+    def info(self, fmaps: list[Any]) -> str:
+        each = " each" if len(fmaps) > 1 else ""
+        ranks = sorted({int(f.r) for f in fmaps})
+        rank = "/".join(str(f.r) for f in fmaps) if len(ranks) > 1 else str(ranks[0])
+        return (f"{int(fmaps[0].landmarks.shape[0])} landmarks{each}, rank {rank}, "
+                "approximate statistic")
+
+
+#: the dask engines by name
+DASK_ENGINES: dict[str, type[DaskRFF]] = {"dask-rff": DaskRFF, "dask-nystrom": DaskNystrom}
 
 
 def dask_engine(engine: Any) -> bool:
     """Whether the face's `engine` asks for the dask path."""
     return isinstance(engine, DaskRFF) or (isinstance(engine, str)
-                                           and engine.lower() == DaskRFF.name)
+                                           and engine.lower() in DASK_ENGINES)
 
 
 #: the face keywords the dask path reads (the rest must be left at their defaults)
@@ -151,17 +196,21 @@ def _refuse_others(kind: str, keywords: Mapping[str, Any], sig: inspect.Signatur
         default = p.default
         if value is default or (isinstance(value, str) and value == default):
             continue
-        raise ValueError(f"engine='dask-rff' does not take `{key}`: it runs the low-rank "
+        raise ValueError(f"the dask engines do not take `{key}`: they run the low-rank "
                          "statistic on dask arrays with its own null (see "
                          "kmtests.scaleout); leave `{key}` at its default or use "
                          "engine='rff' on data in memory.".replace("{key}", key))
 
 
-def _fitted(kernel: Any, z: Any, name: str, notes: list[str]) -> Any:
+def _fitted(kernel: Any, z: Any, name: str, notes: list[str], engine: DaskRFF) -> Any:
     """`kernel` with its bandwidth resolved on rows of `z` drawn by position (fixed seed)."""
     from .kernels import _MEDIAN_SEED, MEDIAN_MAX_POINTS
 
-    check_rff_kernel(kernel)
+    if not isinstance(engine, DaskNystrom) and getattr(kernel, "name", "") not in RFF_KERNELS:
+        raise ValueError("engine='dask-rff' draws random Fourier features of the Gaussian, "
+                         "ARD Gaussian and Laplacian kernels; the "
+                         f"{getattr(kernel, 'name', type(kernel).__name__)} kernel has none "
+                         "here. Use engine='dask-nystrom', which approximates any kernel.")
     if kernel.is_fitted:
         return kernel
     n = z.shape[0]
@@ -190,7 +239,7 @@ class _Pooled:
 def _check_method(method: Any, allowed: str) -> None:
     if method is None or (isinstance(method, str) and method == allowed):
         return
-    raise ValueError(f"engine='dask-rff' runs method={allowed!r} here (its null that "
+    raise ValueError(f"the dask engines run method={allowed!r} here (their null that "
                      f"distributes); got method={method!r}.")
 
 
@@ -212,7 +261,7 @@ def run_on_dask(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, 
             raise ValueError("give `n_features` to the engine object, not to the test "
                              f"(engine={engine!r}).")
     else:
-        engine = DaskRFF(n_features=given)
+        engine = DASK_ENGINES[engine.lower()](n_features=given)
     if kind == "two_sample":
         return _two_sample(problem_cls, data, keywords, engine)
     return _independence(problem_cls, data, keywords, engine)
@@ -225,7 +274,7 @@ def _two_sample(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any],
     est = resolve_estimator(kw.get("estimator", "kme"))
     rule = est.rule()
     if not isinstance(rule, Uniform):
-        raise ValueError("engine='dask-rff' runs the estimators with uniform weights (kme, "
+        raise ValueError(f"engine={engine.name!r} runs the estimators with uniform weights (kme, "
                          "skmse, bkmse, ...); per-point weights need engine='rff' or "
                          "'exact'.")
     x, y = (as_rows(a, n, engine.chunk_rows) for a, n in zip(data, ("x", "y")))
@@ -240,15 +289,14 @@ def _two_sample(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any],
     notes: list[str] = []
     centre = centring(z, "the pooled sample")  # first: it checks the data are finite
     kernels = problem_cls.kernels(kw, data)
-    kernels = {"kernel": _fitted(kernels["kernel"], z, "the pooled sample", notes)}
+    kernels = {"kernel": _fitted(kernels["kernel"], z, "the pooled sample", notes, engine)}
     stat = _statistic("two_sample", kw.get("statistic") or problem_cls.default_statistic(est),
                       kernels, est)
     unbiased = bool(stat.unbiased)
     B = int(kw.get("n_resamples") or 9999)
     rng = kw.get("rng")
     gen = generator(rng)
-    W, b = rff_frequencies(kernels["kernel"], z.shape[1], engine.r, child(gen, "features"))
-    fmap = feature_map(z, W, b, centre)
+    fmap = engine.feature_map(kernels["kernel"], z, centre, child(gen, "features"))
     sizes = [int(c) for c in z.chunks[0]]
     counts = split_counts(sizes, n_x, B, gen)
     seq = gen.bit_generator.seed_seq
@@ -258,7 +306,7 @@ def _two_sample(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any],
     s = np.einsum("ij,ij->i", sums.S, sums.S)
     split = SplitSums(s, sums.t_x, sums.T - sums.t_x, sums.rsum_x / n_x,
                       (sums.R - sums.rsum_x) / n_y)
-    g = float(fmap.mean @ fmap.mean)  # type: ignore[operator]
+    g = float(fmap.mean @ fmap.mean)
     vals = mmd_uniform(_Pooled(n_x + n_y, g, sums.kc_max, sums.r_max), split, n_x, rule,
                        unbiased)
     t_obs = float(vals.stat[0])
@@ -266,12 +314,12 @@ def _two_sample(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any],
     tol = tie_tolerance(float(vals.scale[0]), vals.scale[1:])
     p, count = pvalue_upper(t_obs, null, False, tol)
     method = PermutationMethod(n_resamples=B, rng=rng)
-    notes.append(f"approximate statistic: {stat.label()} of the random Fourier "
+    notes.append(f"approximate statistic: {stat.label()} of the {engine.what} "
                  "approximation of the kernel; the permutation p-value is exact for this "
                  f"statistic, not for the kernel's own; the {B} permutations were drawn "
                  f"chunkwise ({len(sizes)} chunks of {engine.chunk_rows} rows)")
     return _result(problem_cls, kw, stat, method, kernels, t_obs, p, null, B, count,
-                   {"n_x": n_x, "n_y": n_y}, notes, engine,
+                   {"n_x": n_x, "n_y": n_y}, notes, engine, engine.info([fmap]),
                    {"chunks": len(sizes), "chunk_rows": engine.chunk_rows})
 
 
@@ -280,11 +328,11 @@ def _independence(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any]
     _check_method(kw.get("method"), "chi2")
     est = resolve_estimator(kw.get("estimator", "kme"))
     if not isinstance(est, KME):
-        raise ValueError("engine='dask-rff' runs the KME's HSIC_b with the chi-square null "
+        raise ValueError(f"engine={engine.name!r} runs the KME's HSIC_b with the chi-square null "
                          "(estimator='kme').")
     name = kw.get("statistic") or "biased"
     if name != "biased":
-        raise ValueError("engine='dask-rff' computes HSIC_b (statistic='biased'), whose "
+        raise ValueError(f"engine={engine.name!r} computes HSIC_b (statistic='biased'), whose "
                          "weighted chi-square null distributes.")
     x, y = (as_rows(a, n, engine.chunk_rows) for a, n in zip(data, ("x", "y")))
     n = int(x.shape[0])
@@ -296,8 +344,8 @@ def _independence(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any]
     notes: list[str] = []
     centres = centring(x, "x"), centring(y, "y")  # first: they check the data are finite
     kernels = problem_cls.kernels(kw, data)
-    kernels = {"x": _fitted(kernels["x"], x, "x", notes), "y": _fitted(kernels["y"], y, "y",
-                                                                         notes)}
+    kernels = {"x": _fitted(kernels["x"], x, "x", notes, engine),
+               "y": _fitted(kernels["y"], y, "y", notes, engine)}
     stat = _statistic("independence", "biased", kernels, est)
     B = int(kw.get("n_resamples") or 9999)
     rng = kw.get("rng")
@@ -305,8 +353,8 @@ def _independence(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any]
     # one child generator per variable, by position (engine='rff' assigns them by the
     # content of the data: the same draws when content_key(x) <= content_key(y))
     gx, gy = child(gen, "features").spawn(2)
-    fx = feature_map(x, *rff_frequencies(kernels["x"], x.shape[1], engine.r, gx), centres[0])
-    fy = feature_map(y, *rff_frequencies(kernels["y"], y.shape[1], engine.r, gy), centres[1])
+    fx = engine.feature_map(kernels["x"], x, centres[0], gx)
+    fy = engine.feature_map(kernels["y"], y, centres[1], gy)
     sums = hsic_sums(x, y, fx, fy)
     t_obs = float(np.einsum("ij,ij->", sums.C, sums.C)) / n**2
     lam = np.clip(np.linalg.eigvalsh(sums.Gx), 0.0, None) / n
@@ -319,11 +367,11 @@ def _independence(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any]
         null[start:start + k] = gen.chisquare(1.0, size=(k, w.size)) @ w
     p, count = pvalue_upper(t_obs, null, False, 0.0)
     method = WeightedChiSquare(n_resamples=B, rng=rng)
-    notes.append("approximate statistic: HSIC_b of the random Fourier approximation of "
+    notes.append(f"approximate statistic: HSIC_b of the {engine.what} approximation of "
                  "the kernels; approximate (asymptotic) p-value from the weighted "
                  "chi-square law with the eigenvalues of the two feature covariances")
     return _result(problem_cls, kw, stat, method, kernels, t_obs, p, null, B, count,
-                   {"n": n}, notes, engine,
+                   {"n": n}, notes, engine, engine.info([fx, fy]),
                    {"chi2_terms": int(w.size), "null_mean": float(w.sum()),
                     "null_var": float(2.0 * np.sum(w * w)), "chunks": len(x.chunks[0]),
                     "chunk_rows": engine.chunk_rows})
@@ -332,11 +380,10 @@ def _independence(problem_cls: Any, data: tuple[Any, ...], kw: Mapping[str, Any]
 def _result(problem_cls: Any, kw: Mapping[str, Any], stat: Any, method: Any,
             kernels: Mapping[str, Any], t_obs: float, p: float, null: np.ndarray, B: int,
             count: int, sizes: dict[str, int], notes: list[str], engine: DaskRFF,
-            details: dict[str, Any]) -> Any:
+            info: str, details: dict[str, Any]) -> Any:
     from .results import result_class
 
     label = stat.label()
-    each = " each" if problem_cls.kind == "independence" else ""
     form = "U" if stat.unbiased else "V"
     cls = result_class(problem_cls.kind, False)
     return cls(statistic=t_obs, pvalue=p, null_distribution=null, method=method, exact=False,
@@ -346,5 +393,4 @@ def _result(problem_cls: Any, kw: Mapping[str, Any], stat: Any, method: Any,
                tuning="permutation", data_name=kw.get("data_name") or "x and y",
                details=details, columns={}, labels=("x", "y"), notes=tuple(notes),
                kernel_notes={}, engine=engine.name,
-               engine_info=f"{engine.r} features{each}, rank {engine.r}, approximate "
-                           "statistic", _witness=None)
+               engine_info=info, _witness=None)

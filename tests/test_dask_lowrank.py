@@ -20,7 +20,7 @@ dask = pytest.importorskip("dask")
 from kmtests import independence_test, two_sample_test  # noqa: E402
 from kmtests.engines.dask_lowrank import chunk_subsets, split_counts  # noqa: E402
 from kmtests.problems.data import content_key  # noqa: E402
-from kmtests.scaleout import DaskRFF  # noqa: E402
+from kmtests.scaleout import DaskNystrom, DaskRFF  # noqa: E402
 
 
 def _sync() -> object:
@@ -143,14 +143,15 @@ def test_pvalue_same_on_worker_processes() -> None:
 
 def test_refusals_name_the_way_out() -> None:
     x, y = _samples(40, 2, 0)
-    with pytest.raises(ValueError, match="does not take `n_jobs`"):
+    with pytest.raises(ValueError, match="do not take `n_jobs`"):
         two_sample_test(x, y, engine="dask-rff", n_jobs=2)
-    with pytest.raises(ValueError, match="does not take `strata`"):
+    with pytest.raises(ValueError, match="do not take `strata`"):
         two_sample_test(x, y, engine="dask-rff", strata=np.arange(80) % 2)
     with pytest.raises(ValueError, match="method='permutation'"):
         two_sample_test(x, y, engine="dask-rff", method="gamma")
-    with pytest.raises(ValueError, match="engine='nystrom'"):
+    with pytest.raises(ValueError, match="engine='dask-nystrom'"):
         two_sample_test(x, y, engine="dask-rff", kernel="imq")
+    assert "engine='nystrom'" in (DaskNystrom().supports(None) or "")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="uniform weights"):
         two_sample_test(x, y, engine="dask-rff", estimator="fkmse")
     with pytest.raises(ValueError, match="to the engine object"):
@@ -244,3 +245,46 @@ def test_level_spectral_null_hsic() -> None:
     for alpha in (0.05, 0.10):
         lo, hi = _band(alpha, m)
         assert lo <= float(np.mean(p <= alpha)) <= hi
+
+
+# -- engine="dask-nystrom" -------------------------------------------------------------------
+def _mmd_u(K: np.ndarray, n_x: int) -> float:
+    """MMD^2_u of a Gram matrix by its definition (brute force)."""
+    n_y = K.shape[0] - n_x
+    kxx, kyy, kxy = K[:n_x, :n_x], K[n_x:, n_x:], K[:n_x, n_x:]
+    return float((kxx.sum() - np.trace(kxx)) / (n_x * (n_x - 1))
+                 + (kyy.sum() - np.trace(kyy)) / (n_y * (n_y - 1)) - 2.0 * kxy.mean())
+
+
+def test_nystrom_every_point_a_landmark_is_the_exact_statistic() -> None:
+    x, y = _samples(140, 2, 21, 0.3)
+    with _sync():
+        res = two_sample_test(x, y[:120], engine=DaskNystrom(n_features=1000, chunk_rows=64),
+                              bandwidth=1.3, n_resamples=19, rng=1)
+        hs = independence_test(x[:120], y[:120], engine="dask-nystrom", n_features=500,
+                               bandwidth_x=1.0, bandwidth_y=0.8, n_resamples=19, rng=1)
+    exact = two_sample_test(x, y[:120], bandwidth=1.3, n_resamples=19, rng=1)
+    assert res.statistic == pytest.approx(exact.statistic, rel=1e-10)
+    assert res.engine == "dask-nystrom" and res.engine_info.startswith("260 landmarks")
+    ref = independence_test(x[:120], y[:120], statistic="biased", bandwidth_x=1.0,
+                            bandwidth_y=0.8, n_resamples=19, rng=1)
+    assert hs.statistic == pytest.approx(ref.statistic, rel=1e-10)
+
+
+def test_nystrom_against_a_numpy_reference() -> None:
+    """m < N landmarks drawn by position from the child generator "features": the MMD^2_u
+    of ``K_nL K_LL^+ K_Ln`` by its definition; and any kernel (here the IMQ)."""
+    from kmtests._rng import child
+    from kmtests.kernels import IMQ
+
+    x, y = _samples(200, 3, 22, 0.2)
+    z = np.vstack([x, y])
+    kern = IMQ(bandwidth=1.5)
+    with _sync():
+        res = two_sample_test(x, y, engine=DaskNystrom(n_features=40, chunk_rows=96),
+                              kernel="imq", bandwidth=1.5, n_resamples=19, rng=3)
+    idx = np.sort(child(np.random.default_rng(3), "features").choice(400, 40, replace=False))
+    s, U = np.linalg.eigh(kern.gram(z[idx]))
+    keep = s > 1e-12 * s[-1]
+    phi = kern.gram(z, z[idx]) @ (U[:, keep] / np.sqrt(s[keep]))
+    assert res.statistic == pytest.approx(_mmd_u(phi @ phi.T, 200), rel=1e-9)

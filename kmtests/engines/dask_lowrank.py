@@ -2,7 +2,8 @@ r"""Low-rank MMD and HSIC on dask arrays: features chunk by chunk, only small su
 
 The random Fourier features of :mod:`kmtests.engines.lowrank` (the same
 frequencies and phases, drawn from the same child generator ``"features"`` of the
-test's `rng`) are computed on each row chunk of the data where the chunk lives
+test's `rng`; :class:`FeatureMap`), or Nyström features of landmarks drawn by position
+(:class:`NystromMap`), are computed on each row chunk of the data where the chunk lives
 (a dask worker), and each chunk returns sums of dimension ``r`` (the number of
 features) or ``r x r``; the ``N x r`` feature matrix never exists in one place,
 and neither do the data. The passes over the data (each recomputes what it needs
@@ -61,7 +62,8 @@ from .._rng import keyed, role_key
 from ._loop import blas_threads
 from .lowrank import rff_rows
 
-__all__ = ["CHUNK_ROWS", "FeatureMap", "HSICSums", "MMDSums", "as_rows", "centring", "dask_array",
+__all__ = ["CHUNK_ROWS", "FeatureMap", "HSICSums", "MMDSums", "NystromMap", "as_rows",
+           "centring", "dask_array", "landmarks",
            "chunk_subsets", "feature_map", "hsic_sums", "mmd_sums", "split_counts", "tree_sum"]
 
 #: rows per chunk (the default): the chunkwise permutations depend on the chunks, which
@@ -181,23 +183,66 @@ class FeatureMap:
         return phi
 
 
-def _feature_sums(block: np.ndarray, fmap: FeatureMap) -> np.ndarray:
+@dataclass(frozen=True, eq=False)
+class NystromMap:
+    """Nyström features ``phi(z) = k(z, L) T - mean`` with landmarks ``L`` (m x d) and
+    ``T = U diag(s)^-1/2`` from ``k(L, L) = U diag(s) U'`` (eigenvalues below ``1e-12`` of
+    the largest dropped, as :func:`kmtests.engines.lowrank.nystrom_features`)."""
+
+    kernel: Any
+    landmarks: np.ndarray
+    T: np.ndarray
+    mean: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, kernel: Any, landmarks: np.ndarray) -> "NystromMap":
+        from .lowrank import _RTOL
+
+        K = np.asarray(kernel.gram(landmarks), dtype=np.float64)
+        s, U = np.linalg.eigh(0.5 * (K + K.T))
+        top = float(s[-1]) if s.size else 0.0
+        if not top > 0.0:
+            raise ValueError(f"the Nyström landmarks' Gram matrix of {kernel.phrase()} has "
+                             "no positive eigenvalue; the approximate kernel would be 0.")
+        keep = s > _RTOL * top
+        return cls(kernel, landmarks, U[:, keep] / np.sqrt(s[keep]))
+
+    @property
+    def r(self) -> int:
+        return int(self.T.shape[1])
+
+    def raw(self, block: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.asarray(self.kernel.gram(block, self.landmarks)) @ self.T
+        return out
+
+    def centred(self, block: np.ndarray) -> np.ndarray:
+        assert self.mean is not None
+        phi = self.raw(block)
+        phi -= self.mean
+        return phi
+
+
+def _feature_sums(block: np.ndarray, fmap: Any) -> np.ndarray:
     with blas_threads(1):
         out: np.ndarray = np.add.reduce(fmap.raw(block), axis=0)
     return out
 
 
-def feature_map(z: Any, W: np.ndarray, b: np.ndarray,
-                centre: tuple[np.ndarray, np.ndarray]) -> FeatureMap:
-    """The feature map of `z` with frequencies `W` and phases `b` on the rows centred by
-    `centre` (:func:`centring`), with the mean of the features over `z`'s rows (one pass of
-    feature sums)."""
-    dask = _dask()
+def feature_map(z: Any, fmap: Any) -> Any:
+    """`fmap` (a :class:`FeatureMap` or :class:`NystromMap` without its mean) with the mean
+    of its features over `z`'s rows (one pass of feature sums, added in chunk order)."""
+    import dataclasses
 
-    m, corr = centre
-    fmap = FeatureMap(W, b, m, corr)
+    dask = _dask()
     sums = dask.compute(*[dask.delayed(_feature_sums)(blk, fmap) for blk in _blocks(z)])
-    return FeatureMap(W, b, m, corr, _ordered_sum(sums) / z.shape[0])
+    return dataclasses.replace(fmap, mean=_ordered_sum(sums) / z.shape[0])
+
+
+def landmarks(z: Any, m: int, gen: np.random.Generator) -> np.ndarray:
+    """`m` rows of `z` drawn by position without replacement (in their order)."""
+    n = int(z.shape[0])
+    idx = np.sort(gen.choice(n, size=min(int(m), n), replace=False))
+    return np.asarray(z[idx].compute(), dtype=np.float64)
 
 
 # -- pass 3, MMD: the chunkwise permutation null ------------------------------------------------
@@ -237,7 +282,7 @@ class MMDSums:
     r_max: float
 
 
-def _mmd_chunk(block: np.ndarray, fmap: FeatureMap, k_obs: int, counts: np.ndarray,
+def _mmd_chunk(block: np.ndarray, fmap: Any, k_obs: int, counts: np.ndarray,
                seed: np.random.SeedSequence) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One chunk's part of :class:`MMDSums`: ``(sums, totals, maxima)``."""
     assert fmap.mean is not None
@@ -274,7 +319,7 @@ def _combine3(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]
     return a[0] + b[0], a[1] + b[1], np.maximum(a[2], b[2])
 
 
-def mmd_sums(z: Any, fmap: FeatureMap, n_x: int, counts: np.ndarray,
+def mmd_sums(z: Any, fmap: Any, n_x: int, counts: np.ndarray,
              root: np.random.SeedSequence) -> MMDSums:
     """The MMD sums of the observed split and of the splits whose per-chunk counts are the
     rows of `counts` (``B x chunks``), each chunk drawing its rows from the stream keyed
@@ -313,7 +358,7 @@ class HSICSums:
     ky_max: float
 
 
-def _hsic_chunk(bx: np.ndarray, by: np.ndarray, fx: FeatureMap, fy: FeatureMap
+def _hsic_chunk(bx: np.ndarray, by: np.ndarray, fx: Any, fy: Any
                 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
     with blas_threads(1):
         px, py = fx.centred(bx), fy.centred(by)
@@ -326,7 +371,7 @@ def _combine_hsic(a: Any, b: Any) -> Any:
     return (tuple(u + v for u, v in zip(a[0], b[0])), a[1] + b[1], np.maximum(a[2], b[2]))
 
 
-def hsic_sums(x: Any, y: Any, fx: FeatureMap, fy: FeatureMap) -> HSICSums:
+def hsic_sums(x: Any, y: Any, fx: Any, fy: Any) -> HSICSums:
     """The HSIC sums of the paired chunks of `x` and `y` (the same row chunks)."""
     dask = _dask()
 
