@@ -166,7 +166,7 @@ def bench_level(reps: int) -> list[dict[str, Any]]:
     from scipy import stats
 
     from kmtests import independence_test, two_sample_test
-    from kmtests.scaleout import DaskRFF
+    from kmtests.scaleout import DaskNystrom, DaskRFF
 
     def rates(p: np.ndarray, label: str, t: float) -> dict[str, Any]:
         row: dict[str, Any] = {"what": "level", "null": label, "reps": reps,
@@ -186,6 +186,12 @@ def bench_level(reps: int) -> list[dict[str, Any]]:
                                         2), engine=eng, n_resamples=99, rng=k).pvalue
               for k in range(reps)]
         out.append(rates(np.array(pv), "mmd chunkwise permutation, N=600, 5 chunks",
+                         time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        eng = DaskNystrom(n_features=20, chunk_rows=128)
+        pv = [two_sample_test(*np.split(np.random.default_rng(3 * 10**6 + k).normal(
+            size=(600, 2)), 2), engine=eng, n_resamples=99, rng=k).pvalue for k in range(reps)]
+        out.append(rates(np.array(pv), "mmd dask-nystrom chunkwise permutation, N=600",
                          time.perf_counter() - t0))
         for n in (2000, 500):
             t0 = time.perf_counter()
@@ -258,13 +264,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="400MB")
     ap.add_argument("--bandwidth", default="median")
+    ap.add_argument("--engine", default="dask-rff", choices=["dask-rff", "dask-nystrom"])
     a = ap.parse_args()
 
     from kmtests import independence_test, two_sample_test
-    from kmtests.scaleout import DaskRFF
+    from kmtests.scaleout import DASK_ENGINES
 
     bw: Any = a.bandwidth if a.bandwidth == "median" else float(a.bandwidth)
-    eng = DaskRFF(n_features=a.r, chunk_rows=a.chunk_rows)
+    eng = DASK_ENGINES[a.engine](n_features=a.r, chunk_rows=a.chunk_rows)
     rows = []
     if a.what == "local":
         rows = bench_local(a.n, a.d, a.r, a.B, a.chunk_rows, a.shift or 0.01)
@@ -293,7 +300,8 @@ def main() -> None:
         res, t = timed(lambda: face(x, y, engine=eng, n_resamples=a.B, rng=7, **kw), pids)
         client.close()
         lc.close()
-        rows.append({"what": a.what, "workers": a.workers, "memory_limit": a.memory_limit,
+        rows.append({"what": a.what, "engine": a.engine, "workers": a.workers,
+                     "memory_limit": a.memory_limit,
                      "n": a.n, "d": a.d, "r": a.r, "B": a.B, "shift": a.shift,
                      "chunk_rows": a.chunk_rows, "data_gb": round(2 * a.n * a.d * 8 / 1e9, 2),
                      "statistic": res.statistic, "pvalue": res.pvalue, **t})

@@ -135,7 +135,6 @@ class DaskRFF(Engine):
         return (need, f"a {self.name} task on {rows} rows takes {format_bytes(need)}",
                 "Use smaller chunks (`chunk_rows`) or fewer features (`n_features`).")
 
-
     def feature_map(self, kernel: Any, z: Any, centre: tuple[np.ndarray, np.ndarray],
                     gen: np.random.Generator) -> Any:
         """The features of `z` (their mean computed over it), drawn from `gen`."""
@@ -220,7 +219,7 @@ def _fitted(kernel: Any, z: Any, name: str, notes: list[str], engine: DaskRFF) -
         sub = np.asarray(z[idx].compute())
         notes.append(f"the median-heuristic bandwidth of {name} was computed on "
                      f"{MEDIAN_MAX_POINTS} rows drawn by position (fixed seed), not on "
-                     "engine='rff''s sorted subsample")
+                     "the in-memory engines' sorted subsample")
     else:
         sub = np.asarray(z.compute())
     return kernel.fitted_to(sub, name=name)
@@ -262,6 +261,10 @@ def run_on_dask(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, 
                              f"(engine={engine!r}).")
     else:
         engine = DASK_ENGINES[engine.lower()](n_features=given)
+    for kern in problem_cls.kernels(keywords, data).values():
+        if getattr(kern, "name", "") == "precomputed":
+            raise ValueError(f"engine={engine.name!r} computes features from the data; with a "
+                             "precomputed Gram matrix use engine='exact'.")
     if kind == "two_sample":
         return _two_sample(problem_cls, data, keywords, engine)
     return _independence(problem_cls, data, keywords, engine)

@@ -160,6 +160,9 @@ def test_refusals_name_the_way_out() -> None:
         independence_test(x, y, engine="dask-rff", statistic="unbiased")
     with pytest.raises(ValueError, match="method='chi2'"):
         independence_test(x, y, engine="dask-rff", method="permutation")
+    K = np.eye(80)
+    with pytest.raises(ValueError, match="precomputed Gram matrix"):
+        two_sample_test(K, 40, engine="dask-nystrom", kernel="precomputed")
     bad = x.copy()
     bad[3, 1] = np.nan
     with _sync(), pytest.raises(ValueError, match="NaN or infinite"):
