@@ -71,6 +71,8 @@ __all__ = ["CHUNK_ROWS", "FeatureMap", "HSICSums", "MMDSums", "NystromMap", "as_
 CHUNK_ROWS = 1 << 15
 #: splits per BLAS product of a chunk (fixed shape)
 _SPLITS = 64
+#: rows per kernel evaluation against the Nyström landmarks
+_KERNEL_ROWS = 2048
 
 
 def _dask() -> Any:
@@ -212,7 +214,13 @@ class NystromMap:
         return int(self.T.shape[1])
 
     def raw(self, block: np.ndarray) -> np.ndarray:
-        out: np.ndarray = np.asarray(self.kernel.gram(block, self.landmarks)) @ self.T
+        """``k(block, L) T``, :data:`_KERNEL_ROWS` rows at a time (the kernel's temporary
+        arrays stay small: a worker's memory is a chunk's features, not m copies)."""
+        out = np.empty((block.shape[0], self.r))
+        for a in range(0, block.shape[0], _KERNEL_ROWS):
+            b = min(a + _KERNEL_ROWS, block.shape[0])
+            np.matmul(np.asarray(self.kernel.gram(block[a:b], self.landmarks)), self.T,
+                      out=out[a:b])
         return out
 
     def centred(self, block: np.ndarray) -> np.ndarray:
