@@ -571,9 +571,13 @@ def skeleton_questions(adjacent: np.ndarray, depth: int) -> list[tuple[int, int,
     return out
 
 
-def _pvalue(data: np.ndarray, x: int, y: int, z: tuple[int, ...],
-            unconditional: Mapping[str, Any] | None, options: Mapping[str, Any]) -> float:
-    return float(column_test(data, x, y, z, unconditional=unconditional, **options).pvalue)
+def _pvalues(data: np.ndarray, pairs: list[tuple[int, int]], z: tuple[int, ...],
+             unconditional: Mapping[str, Any] | None, options: Mapping[str, Any]
+             ) -> list[float]:
+    """The p-values of the questions ``x, y | z`` for the pairs sharing one conditioning set
+    (one task: the conditional test's cache of z's eigendecompositions serves them all)."""
+    return [float(column_test(data, x, y, z, unconditional=unconditional,
+                              **options).pvalue) for x, y in pairs]
 
 
 def pc(data: Any, alpha: float = 0.05, *, n_jobs: int | None = None,
@@ -591,6 +595,8 @@ def pc(data: Any, alpha: float = 0.05, *, n_jobs: int | None = None,
     `pvalues`): the graph is the one the sequential run finds, as every p-value is
     the same function of the data and the question (the same bits when the BLAS of
     the workers and of the sequential run use one thread each; see the test-suite).
+    The questions with one conditioning set are one task, so that a worker's cache of
+    that set's eigendecompositions serves all of them.
 
     Parameters
     ----------
@@ -650,9 +656,13 @@ def pc(data: Any, alpha: float = 0.05, *, n_jobs: int | None = None,
             if key not in pvalues and key not in todo:
                 a, b = sorted((x, y))
                 todo[key] = (a, b, tuple(sorted(S)))
-        found = Parallel(n_jobs=n_jobs)(delayed(_pvalue)(arr, a, b, S, uncond, opts)
-                                        for a, b, S in todo.values())
-        pvalues.update(zip(todo, found))
+        groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        for a, b, S in todo.values():  # one task per conditioning set
+            groups.setdefault(S, []).append((a, b))
+        found = Parallel(n_jobs=n_jobs)(delayed(_pvalues)(arr, pairs, S, uncond, opts)
+                                        for S, pairs in groups.items())
+        for (S, pairs), ps in zip(groups.items(), found):
+            pvalues.update((_cl_key(a, b, S), p_ab) for (a, b), p_ab in zip(pairs, ps))
         for x, y, S in asked:  # removed after the depth (stable)
             if pvalues[_cl_key(x, y, S)] > alpha:
                 adjacent[x, y] = adjacent[y, x] = False
