@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("causallearn")
+# imported at collection (several seconds on a busy machine), not inside the first test
+pytest.importorskip("causallearn.search.ConstraintBased.PC")
+pytest.importorskip("causallearn.utils.PCUtils.SkeletonDiscovery")
 
 from kmtests.causal import pc, register_causallearn, skeleton_questions  # noqa: E402
 
