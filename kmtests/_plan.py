@@ -46,6 +46,7 @@ from .null import NullMethod, method_class, method_statistic, resolve_method
 from .null.combine import MinP
 from .problems.conventions import check_alternative
 from .results import KernelTestResult
+from .scaleout import dask_engine, run_on_dask
 from .statistics import STATISTICS, Statistic, resolve_statistic, statistic_class, statistic_name
 from .statistics.tuning import TUNINGS
 
@@ -214,6 +215,8 @@ def build(problem_cls: Any, data: tuple[Any, ...], keywords: Mapping[str, Any],
 def run(data: tuple[Any, ...], keywords: Mapping[str, Any]) -> Any:
     """Build the plan of the calling face's call (its data and ``locals()``) and run it."""
     problem_cls, sig = _face_of_caller()
+    if dask_engine(keywords.get("engine")):  # data past one machine: kmtests.scaleout
+        return run_on_dask(problem_cls, data, given_keywords(sig, keywords), sig)
     return build(problem_cls, data, given_keywords(sig, keywords)).run()
 
 

@@ -47,6 +47,7 @@ import inspect
 import json
 import threading
 from collections.abc import Hashable, Iterable, Mapping
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -55,8 +56,8 @@ from .conditional import conditional_independence_test
 from .independence import independence_test
 from .results import ConditionalIndependenceResult, IndependenceResult
 
-__all__ = ["CAUSALLEARN_NAME", "PgmpyCITest", "column_test", "pgmpy_ci_test",
-           "register_causallearn"]
+__all__ = ["CAUSALLEARN_NAME", "PgmpyCITest", "column_test", "pc", "pgmpy_ci_test",
+           "register_causallearn", "skeleton_questions"]
 
 #: the name :func:`register_causallearn` registers with causal-learn by default
 CAUSALLEARN_NAME = "kmtests"
@@ -413,7 +414,9 @@ def _make_cit_class() -> Any:
         JSON file of p-values), `unconditional` and the options of
         :func:`kmtests.conditional_independence_test`, as keywords or in the mapping
         `options` (needed for ``method``, which causal-learn's ``CIT(data, method)``
-        keeps for itself: ``pc(..., options={"method": "wild", "rng": 0})``). Calling it with two column
+        keeps for itself: ``pc(..., options={"method": "wild", "rng": 0})``), and
+        `pvalues`, p-values already computed under causal-learn's keys (what
+        :func:`kmtests.causal.pc` passes). Calling it with two column
         positions and a conditioning set returns the p-value, cached in
         ``pvalue_cache`` under causal-learn's key (``"x;y|z1.z2"``, ``x < y``) as
         causal-learn's own tests do (a `cache_path` file written for another test or
@@ -423,7 +426,8 @@ def _make_cit_class() -> Any:
 
         def __init__(self, data: np.ndarray, cache_path: str | None = None,
                      unconditional: Mapping[str, Any] | None = None,
-                     options: Mapping[str, Any] | None = None, **keywords: Any) -> None:
+                     options: Mapping[str, Any] | None = None,
+                     pvalues: Mapping[str, float] | None = None, **keywords: Any) -> None:
             super().__init__(data, cache_path=cache_path)
             self.options, self.unconditional = _check_options(_merged(options, keywords),
                                                               unconditional)
@@ -442,6 +446,8 @@ def _make_cit_class() -> Any:
                                  "cache_path.")
             self.check_cache_method_consistent("kmtests", digest)
             self.assert_input_data_is_valid()
+            if pvalues is not None:  # computed side by side by kmtests.causal.pc
+                self.pvalue_cache.update(pvalues)
             self.n_tests = 0
             self.statistics: dict[str, float] = {}
 
@@ -529,6 +535,140 @@ def register_causallearn(name: str = CAUSALLEARN_NAME) -> str:
         raise TypeError(f"`name` must be a non-empty string; got {name!r}.")
     register_ci_test(name, _cit_class())
     return name
+
+
+# ------------------------------------------------------------- PC with its tests side by side
+
+def _cl_key(x: int, y: int, z: Iterable[int]) -> str:
+    """causal-learn's cache key of the question ``x, y | z`` (``"x;y|z1.z2"``, sorted)."""
+    a, b = sorted((int(x), int(y)))
+    zs = sorted({int(c) for c in z})
+    return f"{a};{b}|{'.'.join(map(str, zs))}" if zs else f"{a};{b}"
+
+
+def skeleton_questions(adjacent: np.ndarray, depth: int) -> list[tuple[int, int, tuple[int, ...]]]:
+    """The questions causal-learn's stable skeleton search asks at `depth`, in its order.
+
+    With ``stable=True`` (causal-learn's default) the adjacencies are fixed for a whole
+    depth and every conditioning set is tried (no early stop), so the questions of a
+    depth are known when it starts: for each node ``x`` and neighbour ``y`` (ascending),
+    every subset of ``depth`` other neighbours of ``x``
+    (``causallearn.utils.PCUtils.SkeletonDiscovery.skeleton_discovery``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> adj = ~np.eye(3, dtype=bool)
+    >>> skeleton_questions(adj, 1)[:2]
+    [(0, 1, (2,)), (0, 2, (1,))]
+    """
+    out: list[tuple[int, int, tuple[int, ...]]] = []
+    for x in range(adjacent.shape[0]):
+        neigh = [int(v) for v in np.flatnonzero(adjacent[x])]
+        for y in neigh:
+            rest = [v for v in neigh if v != y]
+            out.extend((x, y, S) for S in combinations(rest, depth))
+    return out
+
+
+def _pvalues(data: np.ndarray, pairs: list[tuple[int, int]], z: tuple[int, ...],
+             unconditional: Mapping[str, Any] | None, options: Mapping[str, Any]
+             ) -> list[float]:
+    """The p-values of the questions ``x, y | z`` for the pairs sharing one conditioning set
+    (one task: the conditional test's cache of z's eigendecompositions serves them all)."""
+    return [float(column_test(data, x, y, z, unconditional=unconditional,
+                              **options).pvalue) for x, y in pairs]
+
+
+def pc(data: Any, alpha: float = 0.05, *, n_jobs: int | None = None,
+       unconditional: Mapping[str, Any] | None = None, node_names: Any = None,
+       show_progress: bool = False, **options: Any) -> Any:
+    """causal-learn's PC with the kmtests test, the tests of each depth run side by side.
+
+    The skeleton search of causal-learn's ``pc`` (``stable=True``, its default) asks,
+    at each depth, questions that are all known when the depth starts
+    (:func:`skeleton_questions`). This function asks them first, as one batch per
+    depth through joblib (``n_jobs`` workers; inside
+    ``joblib.parallel_config(backend="dask")`` on a dask cluster), follows the
+    removals of edges from depth to depth as causal-learn does, and then runs
+    causal-learn's ``pc`` with these p-values in its cache (:data:`KmtestsCIT`'s
+    `pvalues`): the graph is the one the sequential run finds, as every p-value is
+    the same function of the data and the question (the same bits when the BLAS of
+    the workers and of the sequential run use one thread each; see the test-suite).
+    The questions with one conditioning set are one task, so that a worker's cache of
+    that set's eigendecompositions serves all of them.
+
+    Parameters
+    ----------
+    data : ndarray, shape (n, p)
+        The data (columns are variables), as causal-learn takes it.
+    alpha : float
+        The level of each test (causal-learn's `alpha`).
+    n_jobs : int, optional
+        joblib workers for the tests of one depth (None: one, in this process).
+    unconditional : mapping, optional
+        Options of :func:`kmtests.independence_test` for the empty conditioning set.
+    node_names, show_progress
+        Passed to causal-learn's ``pc``.
+    **options
+        Options of :func:`kmtests.conditional_independence_test`.
+
+    Returns
+    -------
+    causallearn.graph.GraphClass.CausalGraph
+        causal-learn's result; ``cg.test.n_tests`` counts the tests causal-learn ran
+        itself (0: every question was answered from the batches), and
+        ``cg.test.pvalue_cache`` holds the p-values.
+
+    Examples
+    --------
+    >>> from kmtests.causal import pc
+    >>> import numpy as np
+    >>> gen = np.random.default_rng(0)
+    >>> a = gen.normal(size=200)
+    >>> b = np.tanh(2 * a) + 0.3 * gen.normal(size=200)
+    >>> c = b ** 2 + 0.3 * gen.normal(size=200)                 # a -> b -> c
+    >>> cg = pc(np.column_stack([a, b, c]), 0.05, n_jobs=1)
+    >>> [(e.get_node1().get_name(), e.get_node2().get_name()) for e in cg.G.get_graph_edges()]
+    [('X1', 'X2'), ('X2', 'X3')]
+    >>> cg.test.n_tests
+    0
+    """
+    from joblib import Parallel, delayed
+    from causallearn.search.ConstraintBased.PC import pc as causallearn_pc
+
+    arr = np.asarray(data, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(f"`data` must be a 2-D array (n, p); got {arr.ndim} dimension(s).")
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+    opts, uncond = _check_options(options, unconditional)
+    p = arr.shape[1]
+    adjacent = ~np.eye(p, dtype=bool)
+    pvalues: dict[str, float] = {}
+    depth = -1
+    while (int(adjacent.sum(axis=1).max()) if p else 0) - 1 > depth:
+        depth += 1
+        asked = skeleton_questions(adjacent, depth)
+        todo = {}
+        for x, y, S in asked:
+            key = _cl_key(x, y, S)
+            if key not in pvalues and key not in todo:
+                a, b = sorted((x, y))
+                todo[key] = (a, b, tuple(sorted(S)))
+        groups: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        for a, b, S in todo.values():  # one task per conditioning set
+            groups.setdefault(S, []).append((a, b))
+        found = Parallel(n_jobs=n_jobs)(delayed(_pvalues)(arr, pairs, S, uncond, opts)
+                                        for S, pairs in groups.items())
+        for (S, pairs), ps in zip(groups.items(), found):
+            pvalues.update((_cl_key(a, b, S), p_ab) for (a, b), p_ab in zip(pairs, ps))
+        for x, y, S in asked:  # removed after the depth (stable)
+            if pvalues[_cl_key(x, y, S)] > alpha:
+                adjacent[x, y] = adjacent[y, x] = False
+    return causallearn_pc(arr, alpha, register_causallearn(), stable=True,
+                          show_progress=show_progress, node_names=node_names,
+                          unconditional=unconditional, options=opts, pvalues=pvalues)
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: the causal-learn class is built on first use

@@ -170,7 +170,10 @@ def independence_test(
         ``O(n (p + q + r))``, ``2 n r^2`` flops per permutation; the KME and
         the uniform-weight estimators; never chosen by ``"auto"``. The
         report says which engine ran (and for a low-rank engine, the
-        features and that the statistic is approximate).
+        features and that the statistic is approximate). ``"dask-rff"`` and
+        ``"dask-nystrom"`` (or :class:`kmtests.scaleout.DaskRFF`, ``DaskNystrom``)
+        compute the low-rank ``HSIC_b`` on dask arrays past one machine's memory, with
+        the weighted chi-square null of the feature covariances (:mod:`kmtests.scaleout`).
     n_features : int, optional
         The number of features ``r`` per variable of ``engine="nystrom"``
         (landmarks, clipped to n) or ``"rff"``; default 200, and for

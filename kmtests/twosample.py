@@ -216,7 +216,10 @@ def two_sample_test(
         pooled sample: the permutation p-value is exact for this approximate
         statistic; memory ``O(N (d + r))``, ``2 N r`` flops per permutation;
         the KME and the uniform-weight estimators; never chosen by
-        ``"auto"``.
+        ``"auto"``. ``"dask-rff"`` and ``"dask-nystrom"`` (or
+        :class:`kmtests.scaleout.DaskRFF`, ``DaskNystrom``) run the low-rank statistic
+        on dask arrays past one machine's memory, with an exact permutation null drawn
+        chunk by chunk (:mod:`kmtests.scaleout`).
     n_features : int, optional
         The number of features ``r`` of ``engine="nystrom"`` (landmarks,
         clipped to the number of points, with a note) or ``"rff"``

@@ -115,7 +115,7 @@ _FLOORS = [
      "kmtests.conditional", "kmtests.joint", "kmtests.goodness",
      "kmtests.timeseries", "kmtests.conditional_two_sample"),
     ("kmtests._plan", "kmtests._posthoc", "kmtests._collection"),
-    ("kmtests._driver",),
+    ("kmtests._driver", "kmtests.scaleout"),
     ("kmtests.results",),
     ("kmtests.null",),
     ("kmtests.statistics",),

@@ -73,7 +73,7 @@ from .tiles import KernelTiles
 __all__ = ["AUTO_TRACE_SHARE", "DEFAULT_FEATURES", "Features", "FeaturePooled", "LowRankPair", "Nystrom", "RFF",
            "RFF_KERNELS", "check_rff_kernel", "feature_map",
            "lowrank_hsic_values", "lowrank_mmd_general", "lowrank_mmd_values", "nystrom_features", "oriented",
-           "rff_features"]
+           "rff_features", "rff_frequencies", "rff_rows"]
 
 #: eigenvalues of K_mm below this share of the largest are dropped (Nystrom)
 _RTOL = 1e-12
@@ -218,13 +218,13 @@ def check_rff_kernel(kernel: Any) -> None:
             "has none here. Use engine='nystrom', which approximates any kernel.")
 
 
-def rff_features(kernel: Any, z: np.ndarray, n_features: int,
-                 rng: np.random.Generator) -> Features:
-    """Random Fourier features ``sqrt(2/r) cos(z W + b)`` of a fitted Gaussian, ARD
-    Gaussian or Laplacian kernel (see the module docs)."""
+def rff_frequencies(kernel: Any, d: int, n_features: int, rng: np.random.Generator
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(W, b)`` of the random Fourier features of a fitted Gaussian, ARD Gaussian or
+    Laplacian kernel on `d` columns: frequencies ``W`` (``d x r``) from the kernel's
+    spectral density at its bandwidth, phases ``b ~ U[0, 2 pi)``, drawn from `rng` in
+    this order (the engines on dask arrays draw the same ones)."""
     check_rff_kernel(kernel)
-    z = np.asarray(z, dtype=np.float64)
-    n, d = z.shape
     r = int(n_features)
     bw = kernel.bandwidth_values(d)
     W = rng.standard_normal((d, r))
@@ -232,18 +232,32 @@ def rff_features(kernel: Any, z: np.ndarray, n_features: int,
         W /= np.abs(rng.standard_normal(r))[None, :]
     W /= bw[:, None]
     b = rng.uniform(0.0, 2.0 * np.pi, size=r)
+    return W, b
 
-    zc, _ = _centred(z)  # two-pass centring: a translation of the data leaves no trace
-    phi = np.empty((n, r))
-    c = np.sqrt(2.0 / r)
-    for a in range(0, n, _ROWS):
-        e = min(a + _ROWS, n)
-        blk = phi[a:e]
+
+def rff_rows(zc: np.ndarray, W: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``sqrt(2/r) cos(zc W + b)`` of the centred rows `zc` into `out` (``rows x r``),
+    ``_ROWS`` rows per product: a row's features do not depend on the rows around it."""
+    c = np.sqrt(2.0 / W.shape[1])
+    for a in range(0, zc.shape[0], _ROWS):
+        e = min(a + _ROWS, zc.shape[0])
+        blk = out[a:e]
         np.matmul(zc[a:e], W, out=blk)
         blk += b
         np.cos(blk, out=blk)
         blk *= c
-    return Features.centred(phi, "rff", r)
+    return out
+
+
+def rff_features(kernel: Any, z: np.ndarray, n_features: int,
+                 rng: np.random.Generator) -> Features:
+    """Random Fourier features ``sqrt(2/r) cos(z W + b)`` of a fitted Gaussian, ARD
+    Gaussian or Laplacian kernel (see the module docs)."""
+    z = np.asarray(z, dtype=np.float64)
+    W, b = rff_frequencies(kernel, z.shape[1], n_features, rng)
+    zc, _ = _centred(z)  # two-pass centring: a translation of the data leaves no trace
+    phi = rff_rows(zc, W, b, np.empty((z.shape[0], W.shape[1])))
+    return Features.centred(phi, "rff", W.shape[1])
 
 
 def feature_map(method: str, kernel: Any, z: np.ndarray, n_features: int,
