@@ -91,3 +91,32 @@ def test_the_machines_load_does_not_change_a_result(monkeypatch):
         monkeypatch.setattr(_threads, "usable_cpus", lambda: 2)
         results[idle] = [(r.statistic, r.pvalue) for r in run()]
     assert results[1] == results[2]
+
+
+def test_default_thread_choices_stay_within_an_enclosing_limit(monkeypatch):
+    """kmtests' own thread choices (``n_jobs=None``) never raise BLAS above a limit the
+    user set around the call (threadpoolctl, as joblib workers and PC runs do: two
+    threads spinning on a one-CPU budget doubled the CPU seconds of a PC run); an
+    explicit `n_jobs` is obeyed as given."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from kmtests.engines import _loop, _threads, mmd
+
+    monkeypatch.setattr(_threads, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(_threads, "idle_cpus", lambda: 2)
+    monkeypatch.setattr(mmd, "idle_cpus", lambda: 2, raising=False)
+    seen = []
+    orig = mmd._quad_forms
+    monkeypatch.setattr(mmd, "_quad_forms", lambda *a: (
+        seen.append(max(_loop.blas_thread_counts())), orig(*a))[1])
+    K = np.eye(600)
+    with threadpool_limits(1):
+        with _loop.linalg_threads(None, 1000):
+            inside = max(_loop.blas_thread_counts())
+        with _loop.linalg_threads(2, 1000):
+            explicit = max(_loop.blas_thread_counts())
+        mmd.within_sums(K, np.arange(600)[None, :], 300)
+        mmd.within_sums(K, np.arange(600)[None, :], 300, n_jobs=2)
+    assert inside == 1 and seen[0] == 1
+    assert explicit == 2 and seen[1] == 2

@@ -43,6 +43,16 @@ def blas_threads(n: int) -> Any:
     return _controller().limit(limits=n, user_api="blas")
 
 
+def default_blas_threads(n: int) -> Any:
+    """Context manager for a thread count kmtests chose itself (``n_jobs=None``): BLAS on
+    `n` threads, but never more than the limit already in effect -- an enclosing
+    ``threadpoolctl.threadpool_limits``, ``OPENBLAS_NUM_THREADS`` -- which a user sets to
+    keep parallel processes from oversubscribing the CPUs. (An explicit `n_jobs` is
+    obeyed as given.)"""
+    current = blas_thread_counts()
+    return blas_threads(min(n, max(current)) if current else n)
+
+
 def blas_thread_counts() -> tuple[int, ...]:
     """The threads of each loaded BLAS library now (about 10 microseconds): the bits of a
     product of large matrices depend on them, so a cache of such products keys on them."""
@@ -62,7 +72,8 @@ BLAS_SINGLE_BELOW = 500
 def linalg_threads(n_jobs: int | None, n: int, single_below: int | None = None) -> Any:
     """BLAS threads for dense linear algebra on `n` observations: `n_jobs` when given,
     else one thread below :data:`BLAS_SINGLE_BELOW` observations (or `single_below`)
-    and every usable CPU above.
+    and every usable CPU above, within the limit already in effect
+    (:func:`default_blas_threads`).
 
     Not the idle CPUs: the bits of an eigendecomposition or a Cholesky factorisation
     depend on the number of BLAS threads (LAPACK's blocked algorithms), so a count that
@@ -72,7 +83,9 @@ def linalg_threads(n_jobs: int | None, n: int, single_below: int | None = None) 
     if n_jobs is not None:
         return blas_threads(resolve_n_jobs(n_jobs) or 1)
     below = BLAS_SINGLE_BELOW if single_below is None else single_below
-    return blas_threads(1 if n < below else _threads.usable_cpus())  # looked up: tests patch it
+    if n < below:
+        return blas_threads(1)
+    return default_blas_threads(_threads.usable_cpus())  # looked up: tests patch it
 
 
 def map_items(fn: Callable[[Any], T], items: Sequence[Any] | np.ndarray,

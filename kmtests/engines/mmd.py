@@ -43,8 +43,8 @@ import numpy as np
 
 from .._gram import CentredGram
 from ..estimators._rules import General, Rule, Uniform
-from ._loop import blas_threads, map_rows_multi
-from ._threads import thread_count
+from ._loop import blas_threads, default_blas_threads, map_rows_multi
+from ._threads import idle_cpus, thread_count
 from ._values import Values
 
 #: splits per BLAS call (fixed: the call shape must not depend on `batch`)
@@ -146,10 +146,10 @@ def within_sums(K: np.ndarray, perms: np.ndarray, n_x: int,
     little there and, when another process occupies a core, is ten times
     slower (N = 400, B = 1000: 0.23 s with 2 threads against 0.023 s with one,
     on the 2-core benchmark machine); above, the idle CPUs
-    (:func:`kmtests.engines._threads.idle_cpus`).
+    (:func:`kmtests.engines._threads.idle_cpus`), never more than an enclosing
+    threadpoolctl limit.
     """
-    n = 1 if n_jobs is None and K.shape[0] < _SMALL_N else thread_count(n_jobs)
-    with blas_threads(n):
+    with _products_threads(n_jobs, K.shape[0]):
         return _within_sums(K, perms, n_x)
 
 
@@ -161,9 +161,16 @@ def quadratic_forms(K: np.ndarray, A: np.ndarray, n_jobs: int | None = None) -> 
         buf.fill(0.0)
         buf[: stop - start] = A[start:stop]
 
-    n = 1 if n_jobs is None and K.shape[0] < _SMALL_N else thread_count(n_jobs)
-    with blas_threads(n):
+    with _products_threads(n_jobs, K.shape[0]):
         return _quad_forms(K, A.shape[0], fill)
+
+
+def _products_threads(n_jobs: int | None, n: int) -> Any:
+    """The BLAS threads of the products on an ``n x n`` matrix: `n_jobs` when given, else
+    one below ``_SMALL_N`` and the idle CPUs above, within the limit in effect."""
+    if n_jobs is not None:
+        return blas_threads(thread_count(n_jobs))
+    return blas_threads(1) if n < _SMALL_N else default_blas_threads(idle_cpus())
 
 
 def _within_sums(K: np.ndarray, perms: np.ndarray, n_x: int) -> np.ndarray:

@@ -41,7 +41,7 @@ import numpy as np
 
 from .._guards import available_memory, format_bytes
 from ._base import Engine, Requirements
-from ._loop import blas_threads
+from ._loop import blas_threads, default_blas_threads
 from ._threads import thread_count
 from .mmd import _CHUNK, _membership_into
 from .tiles import KernelTiles
@@ -132,7 +132,8 @@ class StreamedGram:
             _membership_into(A[k * _CHUNK:(k + 1) * _CHUNK], perms[k * _CHUNK:(k + 1) * _CHUNK],
                              n_x)
         blocks = range(len(_bounds(self.n)))
-        parts = _map_blocks(self, A, blocks, thread_count(n_jobs), blas_threads)
+        parts = _map_blocks(self, A, blocks, thread_count(n_jobs),
+                            blas_threads if n_jobs is not None else default_blas_threads)
         out = np.zeros(groups * _CHUNK)
         for part in parts:  # fixed order: the same bits locally and on a cluster
             out += part
