@@ -116,7 +116,7 @@ def test_default_thread_choices_stay_within_an_enclosing_limit(monkeypatch):
             inside = max(_loop.blas_thread_counts())
         with _loop.linalg_threads(2, 1000):
             explicit = max(_loop.blas_thread_counts())
-        mmd.within_sums(K, np.arange(600)[None, :], 300)
-        mmd.within_sums(K, np.arange(600)[None, :], 300, n_jobs=2)
+        mmd.within_sums(K, np.tile(np.arange(600), (2, 1)), 300)
+        mmd.within_sums(K, np.tile(np.arange(600), (2, 1)), 300, n_jobs=2)
     assert inside == 1 and seen[0] == 1
     assert explicit == 2 and seen[1] == 2

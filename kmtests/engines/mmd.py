@@ -13,7 +13,10 @@ the ``2 B N^2`` flops of the full product. The products are done in
 fixed-shape chunks of ``_CHUNK`` splits (the last chunk zero-padded), with
 block boundaries that depend on ``N`` only, and each split's partial sums are
 added in a fixed order, so every split's value is computed by the same call
-shapes and the same operations — bit-identical whatever ``batch`` is.
+shapes and the same operations — bit-identical whatever ``batch`` is. The data's
+own split (the observed statistic) is one matrix-vector product instead
+(:meth:`PooledGram.own_sum`: a chunk would be 127 zero rows); its last bits may
+differ from the same split inside a chunk, within the tie tolerance.
 
 Statistics (``c_x``, ``c_y`` the uniform factors, 1 for the KME; ``rbar`` the
 mean of ``r`` over a sample)::
@@ -90,6 +93,16 @@ class PooledGram(CentredGram):
                     ) -> np.ndarray:
         """``a'Kc a`` for every split (see :func:`within_sums`)."""
         return within_sums(self.Kc, perms, n_x, n_jobs)
+
+    def own_sum(self, perms: np.ndarray, n_x: int, n_jobs: int | None = None) -> np.ndarray:
+        """``a'Kc a`` of one split (the data's own): one matrix-vector product, not a
+        chunk of :func:`within_sums`' fixed shape (128 rows, 127 of them zero). Its last
+        bits may differ from the same split's value inside a chunk, which the p-value's
+        tie tolerance absorbs (the scale of every value bounds its rounding)."""
+        with _products_threads(n_jobs, self.n):
+            a = np.zeros(self.n)
+            a[perms[0, :n_x]] = 1.0
+            return np.array([float(a @ (self.Kc @ a))])
 
     def swap_sums(self, signs: np.ndarray, pairing: np.ndarray, n_jobs: int | None = None
                   ) -> np.ndarray:
@@ -219,9 +232,14 @@ def swap_split_sums(pg: Any, rows: Any, n_jobs: int | None = None) -> SplitSums:
 
 
 def split_sums(pg: Any, perms: np.ndarray, n_x: int,
-               n_jobs: int | None = None) -> SplitSums:
-    """The centred block sums of every split in `perms` (rows: x = first `n_x`)."""
-    s = pg.within_sums(perms, n_x, n_jobs)
+               n_jobs: int | None = None, own: bool = False) -> SplitSums:
+    """The centred block sums of every split in `perms` (rows: x = first `n_x`); `own`:
+    the one row is the data's own split, summed by the source's ``own_sum`` where it has
+    one (the observed statistic; the arrangements always go through ``within_sums``)."""
+    if own and hasattr(pg, "own_sum"):
+        s = pg.own_sum(perms, n_x, n_jobs)
+    else:
+        s = pg.within_sums(perms, n_x, n_jobs)
     x_idx = perms[:, :n_x]
     n_y = pg.n - n_x
     # row-wise pairwise sums of C-contiguous gathers: the same bits for any batch size

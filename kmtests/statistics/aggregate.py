@@ -186,8 +186,7 @@ class Aggregate(Statistic):
                            rows.signs.shape[0])
 
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
-            ident = np.arange(problem.n, dtype=np.int64)[None, :]
-            return values(ident, n_jobs), {}
+            return stacked([p.observed(n_jobs)[0] for p in preps], 1), {}
 
         norms = None
         if self.combination.needs_norms:

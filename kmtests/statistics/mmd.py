@@ -126,7 +126,8 @@ class KernelMMD(EstimatorStatistic):
                 if prep.tuning == "pooled":  # the parameters are the pooled ones
                     return vals, {}
                 return vals, {"x": ps[0]["x"], "y": ps[0]["y"]}
-            vals = values(ident, n_jobs)
+            vals = mmd_uniform(source, split_sums(source, ident, n_x, n_jobs, own=True), n_x,
+                               rule, unbiased)
             if rule.fixed is not None or cg is None:
                 return vals, {}
             ix, iy = np.arange(n_x), np.arange(n_x, n)
