@@ -105,9 +105,9 @@ def aggregated_two_sample_test(
         which the permutations give. ``"swap"`` (samples of equal size): the
         arrangements exchange the points of random pairs ``(x_i, y_j)``
         (:class:`~kmtests.null.SwapMethod`: exact level, MMDAgg's null for
-        equal sizes), with the KME a quarter of the permutations' flops: about
-        half their time, and kerneltests' MMDAgg's time at ``n = 200``-``1000``
-        (1.5 times less at ``n = 2000``; ``benchmarks/README.md``).
+        equal sizes), with the KME a quarter of the permutations' flops: 0.37-0.44
+        times their time, and 0.81-0.85 times kerneltests' MMDAgg's at ``n =
+        500``-``1000`` (0.61-0.63 at 2000, 1.02-1.11 at 200; ``benchmarks/README.md``).
     null : null method object, optional
         The same as an object in `method` (the keyword of 0.2).
     tuning : {"permutation", "pooled"}
