@@ -558,6 +558,7 @@ def skeleton_questions(adjacent: np.ndarray, depth: int) -> list[tuple[int, int,
     Examples
     --------
     >>> import numpy as np
+    >>> from kmtests.causal import skeleton_questions
     >>> adj = ~np.eye(3, dtype=bool)
     >>> skeleton_questions(adj, 1)[:2]
     [(0, 1, (2,)), (0, 2, (1,))]

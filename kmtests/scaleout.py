@@ -51,6 +51,7 @@ Examples
 >>> import dask
 >>> import dask.array as da
 >>> from kmtests import two_sample_test
+>>> from kmtests.scaleout import DaskRFF
 >>> x = da.random.default_rng(0).normal(size=(20000, 3), chunks=5000)
 >>> y = da.random.default_rng(1).normal(size=(20000, 3), chunks=5000) + 0.05
 >>> with dask.config.set(scheduler="synchronous"):

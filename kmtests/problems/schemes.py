@@ -204,6 +204,7 @@ class Swaps(Scheme):
     Examples
     --------
     >>> import numpy as np
+    >>> from kmtests.problems.schemes import Swaps
     >>> s = Swaps(np.array([1, 0]))       # pairs (x_0, y_1), (x_1, y_0)
     >>> s.count(100), [p.tolist() for p in s.enumerate()]
     (4, [[0, 1, 2, 3], [3, 1, 2, 0], [0, 2, 1, 3], [3, 2, 1, 0]])
