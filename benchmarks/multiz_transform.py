@@ -10,7 +10,7 @@ so they compare row by row with the "Multivariate z" table of ``benchmarks/READM
   (conditional independence is invariant under an invertible map of z);
 * ``bandwidth_z="ard"`` (one ARD bandwidth per coordinate shared by x's and y's
   regressions) and ``"ard_each"`` ("per-target": one set per regression, scored on its
-  own target); "3 passes": a longer ARD search (:func:`ard_search`, benchmark-side);
+  own target); "3 passes": a longer ARD search (``ard_bandwidths(..., passes=3)``);
 * ``undersmooth=10`` / ``100`` ("lam/10", "lam/100"): the searched ``lam`` divided by 10
   or 100 (less bias in the residuals);
 * ``criterion="marglik"``; the default (``km default``) and ``bandwidth_z="ard"``
@@ -53,56 +53,22 @@ import ci_power as cp  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 
-def ard_search(z: np.ndarray, K: np.ndarray, regression: Any, passes: int = 1,
-               steps: tuple[float, ...] = (1e4, 0.5, 2.0)) -> np.ndarray:
-    """A longer ARD search than the library's (:func:`kmtests.statistics.kci.ard_bandwidths`:
-    one pass of `steps`): `passes` sweeps over the coordinates, each trying every
-    coordinate's bandwidth times `steps`, stopping early when a sweep changes nothing;
-    scored by the criterion of `regression` on the one target `K`."""
-    from kmtests.estimators.conditional import z_spectrum
-    from kmtests.kernels import ARDGaussian, median_bandwidth
-    from kmtests.statistics.kci import Z_FACTORS
-
-    def score(bw: np.ndarray) -> float:
-        k = ARDGaussian(bandwidth=bw)
-        return float(regression.fit([k], z, K, spectra=[z_spectrum(k, z, cache=False)]).score)
-
-    d = z.shape[1]
-    iso = float(median_bandwidth(z, name="z"))
-    best_bw, best = np.full(d, iso), np.inf
-    for f in Z_FACTORS:
-        s = score(np.full(d, iso * f))
-        if s < best:
-            best, best_bw = s, np.full(d, iso * f)
-    for _ in range(passes):
-        moved = False
-        for j in range(d):
-            for m in steps:
-                bw = best_bw.copy()
-                bw[j] *= m
-                s = score(bw)
-                if s < best:
-                    best, best_bw, moved = s, bw, True
-        if not moved:
-            break
-    return best_bw
-
-
 def _longer_ard(z_transform: str, passes: int) -> Any:
     """KCI with ``bandwidth_z="ard_each"`` whose searches run up to `passes` sweeps
-    (:func:`ard_search`) instead of the library's one, a benchmark-side variant."""
+    (:func:`kmtests.statistics.kci.ard_bandwidths` with `passes`) instead of the
+    library's one, a benchmark-side variant."""
     from kmtests.estimators.conditional import z_spectrum
     from kmtests.kernels import ARDGaussian, Gaussian
-    from kmtests.statistics.kci import KCI
+    from kmtests.statistics.kci import KCI, ard_bandwidths
 
     class LongerARD(KCI):
-        def _fit(self, z: np.ndarray, Kx: np.ndarray, Ky: np.ndarray) -> Any:
+        def _fit(self, z: np.ndarray, *targets: np.ndarray, spectra: Any = None) -> Any:
             reg = self.regression
             out = []
-            for K in (Kx, Ky):
-                k = ARDGaussian(bandwidth=ard_search(z, K, reg, passes))
+            for K in targets:
+                k = ARDGaussian(bandwidth=ard_bandwidths(z, [K], reg, passes))
                 out.append(reg.fit([k], z, K, spectra=[z_spectrum(k, z, cache=False)]))
-            return tuple(out)
+            return out
 
     g = Gaussian()
     return LongerARD(g, g, g, bandwidth_z="ard_each", cache=False, z_transform=z_transform)

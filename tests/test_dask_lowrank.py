@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from math import comb
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -89,21 +90,34 @@ def test_chunkwise_splits_are_uniform_by_enumeration() -> None:
     assert stats.chi2.sf(chi2, len(seen) - 1) > 1e-4
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.filterwarnings("ignore::ResourceWarning")
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def _quiet_cluster(test: Any) -> Any:
+    """The warnings a LocalCluster's start and stop raise, ignored (not the test's)."""
+    for what in ("DeprecationWarning", "ResourceWarning", "UserWarning",
+                 "pytest.PytestUnraisableExceptionWarning"):
+        test = pytest.mark.filterwarnings(f"ignore::{what}")(test)
+    return test
+
+
+def _bits_of(n: int, d: int, seed: int, shift: float, chunks: int, eng: Any, B: int,
+             rng: int) -> Callable[[], tuple[float, float, bytes]]:
+    """A seeded dask two-sample test on fixed data, as its statistic, p-value and null
+    distribution's bytes."""
+    x, y = _samples(n, d, seed, shift)
+    xd, yd = da.from_array(x, chunks=chunks), da.from_array(y, chunks=chunks)
+
+    def run() -> tuple[float, float, bytes]:
+        res = two_sample_test(xd, yd, engine=eng, n_resamples=B, rng=rng)
+        return res.statistic, res.pvalue, res.null_distribution.tobytes()
+
+    return run
+
+
+@_quiet_cluster
 def test_pvalue_same_on_every_scheduler() -> None:
     """Synchronous, threads, and a LocalCluster of 1 and 2 workers: the same bits."""
     from dask.distributed import Client, LocalCluster
 
-    x, y = _samples(1200, 2, 4, 0.05)
-    xd, yd = da.from_array(x, chunks=300), da.from_array(y, chunks=300)
-    eng = DaskRFF(n_features=20, chunk_rows=256)
-
-    def run() -> tuple[float, float, bytes]:
-        res = two_sample_test(xd, yd, engine=eng, n_resamples=99, rng=11)
-        return res.statistic, res.pvalue, res.null_distribution.tobytes()
+    run = _bits_of(1200, 2, 4, 0.05, 300, DaskRFF(n_features=20, chunk_rows=256), 99, 11)
 
     with _sync():
         ref = run()
@@ -117,21 +131,12 @@ def test_pvalue_same_on_every_scheduler() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.filterwarnings("ignore::ResourceWarning")
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@_quiet_cluster
 def test_pvalue_same_on_worker_processes() -> None:
     """LocalClusters of 1 and 3 worker processes give the synchronous scheduler's bits."""
     from dask.distributed import Client, LocalCluster
 
-    x, y = _samples(5000, 3, 9, 0.03)
-    xd, yd = da.from_array(x, chunks=1000), da.from_array(y, chunks=1000)
-    eng = DaskRFF(n_features=30, chunk_rows=700)
-
-    def run() -> tuple[float, float, bytes]:
-        res = two_sample_test(xd, yd, engine=eng, n_resamples=199, rng=12)
-        return res.statistic, res.pvalue, res.null_distribution.tobytes()
+    run = _bits_of(5000, 3, 9, 0.03, 1000, DaskRFF(n_features=30, chunk_rows=700), 199, 12)
 
     with _sync():
         ref = run()

@@ -173,13 +173,14 @@ def split_residual_gram(fit: FittedRegression, z_train: np.ndarray, z_test: np.n
     return Rg
 
 
-def ard_bandwidths(z: np.ndarray, targets: Sequence[np.ndarray], regression: Any
-                   ) -> np.ndarray:
+def ard_bandwidths(z: np.ndarray, targets: Sequence[np.ndarray], regression: Any,
+                   passes: int = 1) -> np.ndarray:
     """Per-coordinate bandwidths on `z` (``bandwidth_z="ard"``): the median heuristic on
-    all coordinates times the best of :data:`Z_FACTORS`, then one sweep over the
+    all coordinates times the best of :data:`Z_FACTORS`, then a sweep over the
     coordinates trying each one's bandwidth times :data:`ARD_STEPS`, a change kept when
     the `regression`'s criterion summed over the centred Gram matrices `targets`
-    decreases."""
+    decreases. `passes` sweeps at most (one in the tests; more in
+    ``benchmarks/multiz_transform.py``), stopping when a sweep changes nothing."""
     from ..kernels import ARDGaussian, median_bandwidth
 
     def score(bw: np.ndarray) -> float:
@@ -195,13 +196,17 @@ def ard_bandwidths(z: np.ndarray, targets: Sequence[np.ndarray], regression: Any
         s = score(bw)
         if s < best:
             best, best_bw = s, bw
-    for j in range(d):
-        for m in ARD_STEPS:
-            bw = best_bw.copy()
-            bw[j] *= m
-            s = score(bw)
-            if s < best:
-                best, best_bw = s, bw
+    for _ in range(passes):
+        moved = False
+        for j in range(d):
+            for m in ARD_STEPS:
+                bw = best_bw.copy()
+                bw[j] *= m
+                s = score(bw)
+                if s < best:
+                    best, best_bw, moved = s, bw, True
+        if not moved:
+            break
     return best_bw
 
 
