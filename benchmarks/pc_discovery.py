@@ -22,6 +22,10 @@ it, in one process, with:
   gamma null; HSIC gamma test for an empty conditioning set), the cache of z's
   eigendecompositions on (emptied before the run);
 * ``cl-kmtests-nocache``: the same with ``cache=False``;
+* ``cl-kmtests-iso`` (not in the default list): the same with
+  ``bandwidth_z="isotropic"`` (one bandwidth on z searched, the default before
+  per-coordinate bandwidths on a multivariate z; ``--multi-z-from K`` moves where
+  ``"auto"`` starts them);
 * ``cl-kmtests-split`` (not in the default list; ``--methods cl-kmtests-split``):
   the same with ``statistic="split", rng=0`` (SplitKCI: the regressions on z fitted
   on half of the sample, the statistic computed on the other half);
@@ -272,6 +276,9 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+",
                     default=["cl-kci", "cl-kmtests", "cl-kmtests-nocache", "pgmpy-kmtests"])
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--multi-z-from", type=int, default=None,
+                    help="set kmtests.statistics.kci.MULTI_Z_FROM (from how many columns "
+                    "of z bandwidth_z='auto' searches per-coordinate bandwidths)")
     ap.add_argument("--cpus", type=int, default=1,
                     help="CPUs the process may run on (its affinity; 0: leave it)")
     args = ap.parse_args()
@@ -285,6 +292,10 @@ def main() -> None:
     from kmtests.causal import register_causallearn
     from kmtests.estimators.conditional import clear_cache
 
+    if args.multi_z_from is not None:
+        import kmtests.statistics.kci as kci
+
+        kci.MULTI_Z_FROM = args.multi_z_from
     info = _benchutil.machine_summary()
     _benchutil.print_machine(info)
     name = register_causallearn()
@@ -303,6 +314,9 @@ def main() -> None:
                         M, B, n_tests, wall, cpu = run_causallearn(df, "kci")
                     elif method == "cl-kmtests":
                         M, B, n_tests, wall, cpu = run_causallearn(df, name)
+                    elif method == "cl-kmtests-iso":
+                        M, B, n_tests, wall, cpu = run_causallearn(
+                            df, name, bandwidth_z="isotropic")
                     elif method == "cl-kmtests-nocache":
                         M, B, n_tests, wall, cpu = run_causallearn(df, name, cache=False)
                     elif method == "cl-kmtests-split":

@@ -87,3 +87,58 @@ def test_ard_counts_its_decompositions_in_the_time_guard():
     # 5 + 3 d eigendecompositions: with d = 10, 35 at n = 1100 exceed 5 at n = 2000
     with pytest.warns(SlowTestWarning, match="35 eigendecompositions of 1100 x 1100"):
         stat._warn_if_slow(1100, Exact(), dz=10)
+
+
+# -- bandwidth_z="auto": per-regression ARD with undersmoothing on a multivariate z ---------------
+def test_auto_on_a_multivariate_z_is_ard_each_undersmoothed():
+    x, y, z = _data(n=80, d=3, seed=4)
+    auto = ci(x, y, z, cache=False)
+    explicit = ci(x, y, z, bandwidth_z="ard_each", undersmooth=kci.MULTI_Z_UNDERSMOOTH,
+                  cache=False)
+    assert auto.pvalue == explicit.pvalue and auto.statistic == explicit.statistic
+    assert auto.params == explicit.params
+    assert len(auto.params["x"]["bandwidth_z"]) == 3
+    note = " ".join(auto.notes)
+    assert "bandwidth_z='auto' on a z of three or more coordinates" in note
+    assert "lam divided by 10" in note
+    # one bandwidth searched, as before this default
+    iso = ci(x, y, z, bandwidth_z="isotropic", cache=False)
+    assert np.ndim(iso.params["x"]["bandwidth_z"]) == 0
+    assert iso.pvalue != auto.pvalue
+    # a given undersmoothing is kept
+    assert (ci(x, y, z, undersmooth=1.0, cache=False).pvalue
+            == ci(x, y, z, bandwidth_z="ard_each", cache=False).pvalue)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_auto_below_three_coordinates_is_the_isotropic_search(d):
+    x, y, z = _data(n=80, d=2, seed=5)
+    z = z[:, :d]
+    auto = ci(x, y, z, cache=False)
+    iso = ci(x, y, z, bandwidth_z="isotropic", cache=False)
+    assert auto.pvalue == iso.pvalue and auto.params == iso.params
+    assert "three or more coordinates" not in " ".join(auto.notes)
+    assert kci.MULTI_Z_FROM == 3
+
+
+@pytest.mark.parametrize("options", [
+    {"engine": "rff", "rng": 0}, {"engine": "nystrom", "rng": 0},
+    {"kernel_z": "laplacian"}, {"statistic": "split", "rng": 0}])
+def test_auto_stays_isotropic_where_ard_does_not_run(options):
+    x, y, z = _data(n=80, d=3, seed=6)
+    auto = ci(x, y, z, cache=False, **options)
+    iso = ci(x, y, z, bandwidth_z="isotropic", cache=False, **options)
+    assert auto.pvalue == iso.pvalue
+
+
+def test_auto_with_a_given_lam_searches_bandwidths_without_undersmoothing():
+    x, y, z = _data(n=80, d=3, seed=7)
+    auto = ci(x, y, z, lam=1e-3, cache=False)
+    assert auto.pvalue == ci(x, y, z, lam=1e-3, bandwidth_z="ard_each", cache=False).pvalue
+    assert auto.params["x"]["lam"] == pytest.approx(1e-3)
+
+
+def test_a_misspelt_bandwidth_z_lists_isotropic():
+    x, y, z = _data(n=40, d=2, seed=8)
+    with pytest.raises(ValueError, match="isotropic"):
+        ci(x, y, z, bandwidth_z="isotropc")

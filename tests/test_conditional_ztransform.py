@@ -116,8 +116,8 @@ def _band(reps: int, alpha: float = 0.05) -> tuple[float, float]:
 # -- undersmooth: the searched lam divided by a factor ---------------------------------------------
 def test_undersmooth_divides_the_searched_lam_and_is_that_regression():
     x, y, z = _data(n=80, d=2, seed=6)
-    base = ci(x, y, z, cache=False)
-    under = ci(x, y, z, undersmooth=10.0, cache=False)
+    base = ci(x, y, z, bandwidth_z="isotropic", cache=False)
+    under = ci(x, y, z, bandwidth_z="isotropic", undersmooth=10.0, cache=False)
     for role in ("x", "y"):
         assert under.params[role]["lam"] == pytest.approx(base.params[role]["lam"] / 10.0,
                                                           rel=1e-12)
@@ -143,7 +143,7 @@ def test_undersmooth_divides_the_searched_lam_and_is_that_regression():
     Ky = Gaussian().fitted_to(ys).gram(ys)
     stat = float(np.sum(resid("x", Kx) * resid("y", Ky))) / n ** 2
     assert under.statistic == pytest.approx(stat, rel=1e-8)
-    assert ci(x, y, z, undersmooth=1.0, cache=False).pvalue == base.pvalue
+    assert ci(x, y, z, bandwidth_z="isotropic", undersmooth=1.0, cache=False).pvalue == base.pvalue
 
 
 def test_undersmooth_stays_within_the_degrees_of_freedom_bound():
@@ -159,8 +159,8 @@ def test_undersmooth_stays_within_the_degrees_of_freedom_bound():
     u = z.sum(axis=1) / np.sqrt(5.0)
     x = np.sin(2 * u) + 0.3 * gen.normal(size=n)
     y = np.cos(2 * u) + 0.3 * gen.normal(size=n)
-    base = ci(x, y, z, cache=False)
-    under = ci(x, y, z, undersmooth=10.0, cache=False)
+    base = ci(x, y, z, bandwidth_z="isotropic", cache=False)
+    under = ci(x, y, z, bandwidth_z="isotropic", undersmooth=10.0, cache=False)
     bound = 0.5 * (n - 1)
     capped = 0
     for role in ("x", "y"):

@@ -30,7 +30,8 @@ QUESTIONS = [(0, 2, [1]), (0, 3, [1]), (0, 3, [2]), (1, 3, [2]), (2, 4, [1]),
              (0, 4, [1]), (0, 3, [1, 2]), (3, 4, [1, 2])]
 
 SETTINGS = [{}, {"criterion": "loo"}, {"lam": 1e-3}, {"lam": 1e-3, "bandwidth_z": 1.0},
-            {"bandwidth_z": [0.5, 2.0]}, {"augment": False}, {"filter": "showalter"}]
+            {"bandwidth_z": [0.5, 2.0]}, {"augment": False}, {"filter": "showalter"},
+            {"bandwidth_z": "isotropic"}, {"bandwidth_z": "ard_each", "undersmooth": 3.0}]
 
 
 def _answers(data: np.ndarray, settings: list[dict[str, object]] = SETTINGS,
@@ -86,6 +87,30 @@ def test_targets_shared_across_questions(monkeypatch: pytest.MonkeyPatch) -> Non
     for x, y in [(0, 3), (2, 4)]:
         column_test(data, x, y, [1], cache=False)
     assert len(fits) == 4
+
+
+def test_ard_search_shared_across_questions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default on a 3-d z searches per-coordinate bandwidths for each target once."""
+    import kmtests.statistics.kci as kci
+
+    searches: list[int] = []
+    original = kci.ard_bandwidths
+
+    def counted(*args: object, **kw: object) -> object:
+        searches.append(1)
+        return original(*args, **kw)
+
+    monkeypatch.setattr(kci, "ard_bandwidths", counted)
+    data = _data(4)
+    clear_cache()
+    # targets: (0 | z) and (3 | z) as x, 3 and 0 as y: four searches; the third question
+    # is answered from the caches
+    for x, y in [(0, 3), (3, 0), (0, 3)]:
+        column_test(data, x, y, [1, 2, 4])
+    assert len(searches) == 4
+    searches.clear()
+    column_test(data, 0, 3, [1, 2, 4], cache=False)
+    assert len(searches) == 2
 
 
 def test_cached_residuals_are_read_only_and_cleared() -> None:

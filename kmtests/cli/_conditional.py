@@ -1,7 +1,7 @@
 """``kmtests conditional data.csv --x a --y b --z c,d``: the conditional independence test.
 
 The options are those of :func:`kmtests.conditional_independence_test`, by their
-command-line names (``--bandwidth-z auto|ard|ard_each|median|NUMBER|LIST``,
+command-line names (``--bandwidth-z auto|isotropic|ard|ard_each|median|NUMBER|LIST``,
 ``--criterion``, ``--lam``, ``--undersmooth``, ``--z-transform``, ``--no-augment``, ``--statistic kci|split``, ``--method``,
 ``--strata COLUMN``, ``--engine exact|rff|nystrom``, ``--n-features``).
 """
@@ -22,13 +22,14 @@ _OPTIONS = ["statistic", "filter", "lam", "criterion", "split_size", "method", "
 
 
 def _bandwidth_z(text: str) -> str | float | list[float]:
-    """'auto', 'ard', 'ard_each', 'median', a positive number, or comma-separated positive
-    numbers."""
-    if text.strip().lower() in ("auto", "ard", "ard_each", "median"):
+    """'auto', 'isotropic', 'ard', 'ard_each', 'median', a positive number, or
+    comma-separated positive numbers."""
+    if text.strip().lower() in ("auto", "isotropic", "ard", "ard_each", "median"):
         return text.strip().lower()
     values = opt.float_list(text)
     if any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"must be 'auto', 'ard', 'ard_each', 'median' or "
+        raise argparse.ArgumentTypeError(f"must be 'auto', 'isotropic', 'ard', 'ard_each', "
+                                         f"'median' or "
                                          f"positive numbers; got {text!r}")
     return values[0] if len(values) == 1 else values
 
@@ -50,10 +51,12 @@ def add_conditional(sub: Any) -> argparse.ArgumentParser:
         p.add_argument(f"--bandwidth-{role}", type=opt.bandwidth, default=None,
                        help=f"bandwidth of {role}: 'median' (default) or a number")
     p.add_argument("--bandwidth-z", type=_bandwidth_z, default=None,
-                   help="bandwidth of the regression on z: 'auto' (default: searched around "
+                   help="bandwidth of the regression on z: 'isotropic' (searched around "
                    "the median heuristic by --criterion), 'ard' / 'ard_each' (one bandwidth "
                    "per column of z, shared by x's and y's regressions / for each), 'median', "
-                   "a number, or comma-separated numbers to search")
+                   "a number, or comma-separated numbers to search; 'auto' (default): "
+                   "isotropic for one or two z columns, ard_each with --undersmooth 10 "
+                   "for more")
     p.add_argument("--statistic", default=None, choices=["kci", "split"],
                    help="kci (default) or split (regressions fitted on part of the data)")
     p.add_argument("--filter", default=None, choices=opt.FILTERS,
@@ -65,7 +68,9 @@ def add_conditional(sub: Any) -> argparse.ArgumentParser:
                    help="how --lam and --bandwidth-z are searched (default gcv)")
     p.add_argument("--undersmooth", type=float, default=None,
                    help="divide the searched lam of each regression by this factor (>= 1; "
-                   "with --bandwidth-z ard_each, 10 is the advice for 3 or more z columns)")
+                   "default 10 where --bandwidth-z auto searches one bandwidth per z column "
+                   "(3 or more columns), "
+                   "else 1)")
     p.add_argument("--z-transform", default=None, choices=["none", "normal_scores", "rank"],
                    help="replace each column of z by its normal scores or ranks first")
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,

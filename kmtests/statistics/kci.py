@@ -36,6 +36,7 @@ test: the statistic of an arrangement ``p`` is
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from typing import Any, Callable, ClassVar, Mapping, Sequence, cast
@@ -74,6 +75,17 @@ Z_TRANSFORM_DEFAULT = "none"
 #: ``undersmooth`` when not given: the searched ``lam`` divided by this factor
 #: (:class:`~kmtests.estimators.ConditionalMeanEmbedding`)
 UNDERSMOOTH_DEFAULT = 1.0
+#: ``bandwidth_z="auto"`` on a z of at least this many coordinates (Gaussian kernel on z,
+#: the exact engine, the whole sample) is ``"ard_each"`` with ``lam`` divided by
+#: :data:`MULTI_Z_UNDERSMOOTH` (unless ``undersmooth`` is given): on the 520 null data
+#: sets with z of 3 to 10 coordinates of ``benchmarks/multiz_transform.py`` (n = 200) it
+#: rejected 36 at 5% where the search of one bandwidth rejected 145
+#: (``benchmarks/README.md``, "ARD per regression, undersmoothing and transforms of z").
+#: Not from 2: PC on the benchmark's 9 variables would take 3-4 times the CPU time
+#: (``benchmarks/pc_discovery.py``), and one bandwidth kept the level on 5 of the 6
+#: two-coordinate designs measured
+MULTI_Z_FROM = 3
+MULTI_Z_UNDERSMOOTH = 10.0
 #: the candidate bandwidths on z of ``bandwidth_z="auto"``: the median heuristic times these
 Z_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0)
 #: ``bandwidth_z="ard"``: the factors each coordinate's bandwidth is tried at in the
@@ -217,12 +229,13 @@ class KCI(Statistic):
     ----------
     kernel_x, kernel_y, kernel_z : Kernel
         The kernels (bandwidths fitted on the standardised data).
-    bandwidth_z : "auto", "ard", "ard_each", "median", float or sequence of float
-        The bandwidth of `kernel_z`: ``"auto"`` searches the median heuristic times
+    bandwidth_z : "auto", "isotropic", "ard", "ard_each", "median", float or sequence of float
+        The bandwidth of `kernel_z`: ``"isotropic"`` searches the median heuristic times
         :data:`Z_FACTORS` by the regression's criterion, ``"ard"`` one bandwidth per
         coordinate shared by x's and y's regressions (:func:`ard_bandwidths`),
         ``"ard_each"`` one set for each regression, a sequence searches those values, a
-        number or ``"median"`` fixes it.
+        number or ``"median"`` fixes it; ``"auto"`` is ``"isotropic"`` on a z of one or
+        two coordinates and ``"ard_each"`` with undersmoothing on more (:meth:`resolved`).
     regression : ConditionalMeanEmbedding
         The regression on z (filter, ``lam``, criterion).
     augment : bool
@@ -235,6 +248,9 @@ class KCI(Statistic):
     z_transform : {"none", "normal_scores", "rank"}
         A monotone map of each coordinate of z before the regressions
         (:mod:`kmtests.problems.marginal`).
+    undersmooth_auto : bool, optional
+        Whether ``bandwidth_z="auto"`` on a multivariate z divides the searched ``lam``
+        by :data:`MULTI_Z_UNDERSMOOTH` (default: when `regression` is not given).
     """
 
     name: ClassVar[str] = "kci"
@@ -267,6 +283,7 @@ class KCI(Statistic):
         bandwidth_z = options.get("bandwidth_z")
         return cls(kernels["x"], kernels["y"], kernels["z"],
                    bandwidth_z="auto" if bandwidth_z is None else bandwidth_z, regression=reg,
+                   undersmooth_auto=options.get("undersmooth") is None,
                    augment=True if options.get("augment") is None else options["augment"],
                    split=fraction if name == "split" else None,
                    cache=True if options.get("cache") is None else options["cache"],
@@ -280,10 +297,14 @@ class KCI(Statistic):
                  bandwidth_z: Any = "auto",
                  regression: ConditionalMeanEmbedding | None = None, augment: bool = True,
                  split: float | None = None, cache: bool = True,
-                 z_transform: str = "none") -> None:
+                 z_transform: str = "none", undersmooth_auto: bool | None = None) -> None:
         self.kernel_x, self.kernel_y, self.kernel_z = kernel_x, kernel_y, kernel_z
         self.z_transform = check_choice(z_transform, "z_transform", Z_TRANSFORMS)
         self.bandwidth_z = _check_bandwidth_z(bandwidth_z)
+        #: whether ``bandwidth_z="auto"`` on a multivariate z may set the undersmoothing
+        #: (not when the regression, or its ``undersmooth``, was given)
+        self.undersmooth_auto = (regression is None if undersmooth_auto is None
+                                 else bool(undersmooth_auto))
         self.regression = regression if regression is not None else ConditionalMeanEmbedding()
         if not isinstance(self.regression, ConditionalMeanEmbedding):
             raise TypeError("`regression` must be a ConditionalMeanEmbedding; got "
@@ -304,6 +325,8 @@ class KCI(Statistic):
         #: BLAS threads of the regressions (set by the face from `n_jobs`; None: see
         #: :func:`kmtests.engines._loop.linalg_threads`)
         self.n_jobs: int | None = None
+        #: set on the copy :meth:`resolved` makes: ``bandwidth_z="auto"`` became ARD
+        self.auto_multi = False
 
     # -- what it is -------------------------------------------------------------------------------
     def label(self) -> str:
@@ -381,15 +404,36 @@ class KCI(Statistic):
             return [_with_bandwidth(self.kernel_z, float(v)) for v in b]
         base = fitted_kernel(self.kernel_z, zs, "z", cache=self.cache)
         bw = _bandwidth(base)
-        if b == "auto" and bw is not None:
+        if b in ("auto", "isotropic") and bw is not None:
             return [_with_bandwidth(base, bw * f) for f in Z_FACTORS]
         return [base]
 
+    def resolved(self, dz: int, engine: Engine) -> KCI:
+        """The statistic with ``bandwidth_z="auto"`` resolved for a z of `dz` coordinates:
+        ``"isotropic"`` (one bandwidth searched), or, from :data:`MULTI_Z_FROM` (3)
+        coordinates on (Gaussian kernel on z, the exact engine, the whole sample),
+        ``"ard_each"`` with the searched ``lam`` divided by :data:`MULTI_Z_UNDERSMOOTH`
+        unless the undersmoothing was given. Any other `bandwidth_z`: the statistic
+        itself."""
+        if self.bandwidth_z != "auto":
+            return self
+        out = copy.copy(self)
+        multi = (dz >= MULTI_Z_FROM and engine.name not in LOWRANK and self.split is None
+                 and getattr(self.kernel_z, "name", None) == "gaussian")
+        out.bandwidth_z = "ard_each" if multi else "isotropic"
+        out.auto_multi = multi
+        if multi and self.undersmooth_auto and self.regression.tuned:
+            out.regression = dataclasses.replace(self.regression,
+                                                 undersmooth=MULTI_Z_UNDERSMOOTH)
+        return out
+
     def prepare(self, problem: Any, engine: Engine, tuning: str, rng: Any) -> Prepared:
-        self._warn_if_slow(problem.n, engine, int(problem.dims.get("z", 1)))
-        with linalg_threads(self.n_jobs, problem.n,
-                            RIDGE_SINGLE_BELOW if self._direct(engine) else None):
-            return self._prepare(problem, engine, rng)
+        dz = int(problem.dims.get("z", 1))
+        stat = self.resolved(dz, engine)
+        stat._warn_if_slow(problem.n, engine, dz)
+        with linalg_threads(stat.n_jobs, problem.n,
+                            RIDGE_SINGLE_BELOW if stat._direct(engine) else None):
+            return stat._prepare(problem, engine, rng)
 
     def _warn_if_slow(self, n: int, engine: Engine, dz: int = 1, stacklevel: int = 7
                       ) -> None:
@@ -511,13 +555,13 @@ class KCI(Statistic):
                    ) -> list[TargetResiduals]:
         """Each target's (kernel, data, role) regression on `z` and residual Gram matrix;
         with `cache` shared with the other tests that regress the same target on the same
-        z (:mod:`kmtests.statistics.residual_cache`; not for ARD, which chooses z's kernel
+        z (:mod:`kmtests.statistics.residual_cache`; not for ``"ard"``, which chooses z's kernel
         for x and y together)."""
         def gram(t: tuple[Kernel, np.ndarray, str]) -> Callable[[], np.ndarray]:
             return lambda: t[0].centred_gram(t[1], name=t[2]).Kc
 
         cands = self._candidates(z)
-        if (not self.cache or self.bandwidth_z in ARD_MODES
+        if (not self.cache or self.bandwidth_z == "ard"
                 or not cacheable(*cands, *(t[0] for t in targets))):
             Ks = [gram(t)() for t in targets]
             out = []
@@ -528,9 +572,12 @@ class KCI(Statistic):
         spectra: list[Any] = []
 
         def spectrum(k: Kernel) -> Any:  # as _fit computes it: on one BLAS thread
+            if self.bandwidth_z == "ard_each":  # (ARD: in the caller's threads)
+                return z_spectrum(k, z, cache=True)
             return map_items(lambda k: z_spectrum(k, z, cache=True), [k], 1)[0]
 
-        return [target_residuals(t[0], t[1], gram(t), z, (cands, self.regression),
+        settings = (self.bandwidth_z, cands, self.regression)
+        return [target_residuals(t[0], t[1], gram(t), z, settings,
                                  lambda K: self._fit_whole(z, K, spectra=spectra)[0],
                                  spectrum, _share)
                 for t in targets]
@@ -674,6 +721,10 @@ class KCI(Statistic):
                    f"variable, by {reg.criterion}")
         if reg.undersmooth != 1.0:
             how += f", then lam divided by {reg.undersmooth:g} (undersmoothed)"
+        if self.auto_multi:
+            how += (" (bandwidth_z='auto' on a z of three or more coordinates: the choice "
+                    "that kept the level there; bandwidth_z='isotropic' searches one "
+                    "bandwidth)")
         regression_kind = "kernel ridge" if reg.filter == "tikhonov" else "spectral"
         aug = "x augmented by z/2, " if self.augment else ""
         note = (f"regression on z: {reg.filter} filter ({regression_kind} regression of the "
@@ -701,7 +752,7 @@ class KCI(Statistic):
         b = self.bandwidth_z
         if isinstance(b, (tuple, list, np.ndarray)):
             return list(b)
-        return list(Z_FACTORS) if b in ("auto", *ARD_MODES) else [b]
+        return list(Z_FACTORS) if b in ("auto", "isotropic", *ARD_MODES) else [b]
 
 
 def _with_bandwidth(kernel: Kernel, bandwidth: float) -> Kernel:
@@ -749,8 +800,9 @@ def _absmax(M: np.ndarray) -> float:
 
 def _check_bandwidth_z(b: Any) -> Any:
     if isinstance(b, str):
-        if b not in ("auto", "median", *ARD_MODES):
-            raise ValueError(f"`bandwidth_z` must be 'auto', 'median', 'ard', 'ard_each', a "
+        if b not in ("auto", "isotropic", "median", *ARD_MODES):
+            raise ValueError(f"`bandwidth_z` must be 'auto', 'isotropic', 'median', 'ard', "
+                             f"'ard_each', a "
                              f"positive number "
                              f"or a sequence of them; got {shown(b)}.")
         return b
