@@ -1,0 +1,181 @@
+r"""AR-sieve prewhitening of two windows of one series (drift tests on time series).
+
+The persistence of a series is what makes its two windows hard to compare: block
+permutations must keep neighbours together, and long blocks leave few arrangements
+(the level kept, little power). Prewhitening removes the short-range part first:
+
+1. an AR(p) model is fitted by Yule-Walker (the Levinson-Durbin recursion of
+   :func:`statsmodels.tsa.stattools.levinson_durbin`) to autocovariances pooled over
+   the two windows, each window centred on its own mean (a shift between the windows
+   is not taken for persistence); the order ``p <= min(10 log10 n, n/10, m/4)`` (``m``
+   the shorter window) is the one of smallest AIC, ``n log sigma_p^2 + 2p``;
+2. the residuals ``e_t = x_t - sum_k phi_k x_{t-k}`` are computed within each window
+   (its first ``p`` points dropped; the raw series, not centred: a shift ``delta``
+   of the mean shows in the residuals as ``delta (1 - sum_k phi_k)``).
+
+A multivariate series is prewhitened column by column (an AR model of each column
+on its own past, no cross terms); every column's residuals then drop the first
+``max p`` points of each window, so the rows stay aligned.
+
+The block length of the test on the residuals is the one ``blocks="auto"`` chooses
+on the *raw* windows (:func:`kmtests._serial.auto_length`): on the residuals the rule
+sees little dependence and chooses blocks too short to keep the level where the AR
+fit is poor (long memory, phi near 1; ``benchmarks/README.md``, "Prewhitening").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._serial import AutoLength
+
+__all__ = ["ARFit", "GivenLength", "PrewhitenedLength", "fit_ar", "max_order", "prewhiten_windows",
+           "residual_length", "residuals", "window_autocovariances"]
+
+
+def max_order(n: int, shortest: int) -> int:
+    """The largest AR order tried: ``min(10 log10 n, n/10, shortest/4)``."""
+    return max(0, min(int(10 * math.log10(n)), n // 10, shortest // 4))
+
+
+def window_autocovariances(x: np.ndarray, cuts: tuple[int, ...], max_lag: int) -> np.ndarray:
+    """Autocovariances at lags ``0..max_lag`` pooled over the windows
+    ``x[cuts[i]:cuts[i+1]]``, each centred on its own mean, divided by the number of
+    points (the biased form, whose Toeplitz matrix is positive semi-definite)."""
+    g = np.zeros(max_lag + 1)
+    total = 0
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        w = x[a:b] - x[a:b].mean()
+        for k in range(min(max_lag, len(w) - 1) + 1):
+            g[k] += w[k:] @ w[:len(w) - k]
+        total += len(w)
+    return g / total
+
+
+def fit_ar(x: np.ndarray, cuts: tuple[int, ...], order_cap: int,
+           criterion: str = "aic") -> np.ndarray:
+    """The Yule-Walker AR coefficients ``phi_1..phi_p`` of the one-dimensional `x` from
+    the windows' pooled autocovariances, ``p <= order_cap`` chosen by AIC
+    (``n log sigma_p^2 + 2p``; `criterion` ``"bic"``: ``+ p log n``); an empty array
+    for ``p = 0``."""
+    from statsmodels.tsa.stattools import levinson_durbin
+
+    g = window_autocovariances(x, cuts, order_cap)
+    if not g[0] > 0:
+        raise ValueError("prewhitening needs a series that varies within its windows; a "
+                         "column is constant within each window (test it with "
+                         "prewhiten=None).")
+    n = int(cuts[-1] - cuts[0])
+    penalty = 2.0 if criterion == "aic" else math.log(n)
+    best, coefs = n * math.log(g[0]), np.zeros(0)
+    if order_cap == 0:
+        return coefs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fit = levinson_durbin(g, nlags=order_cap, isacov=True)
+    sigma, phi = np.asarray(fit[3]), np.asarray(fit[4])
+    for k in range(1, order_cap + 1):
+        if not sigma[k] > 0 or not np.isfinite(phi[1:k + 1, k]).all():
+            break                       # an exact fit: no higher order is defined
+        aic = n * math.log(sigma[k]) + penalty * k
+        if aic < best:
+            best, coefs = aic, phi[1:k + 1, k].copy()
+    return coefs
+
+
+def residuals(x: np.ndarray, start: int, coefs: np.ndarray, drop: int) -> np.ndarray:
+    """``e_t = x_t - sum_k coefs[k-1] x_{t-k}`` for ``t = start..len(x)-1`` (one window,
+    one column; ``drop >= len(coefs)`` the points dropped at its start)."""
+    e = x[start:].astype(np.float64, copy=True)
+    for k, c in enumerate(coefs, start=1):
+        e -= c * x[start - k:len(x) - k]
+    return e[drop - start:] if drop > start else e
+
+
+@dataclass(frozen=True)
+class ARFit:
+    """The AR models of the columns of a series (Yule-Walker, order by AIC)."""
+
+    #: the coefficients ``phi_1..phi_p`` of each column
+    coefs: tuple[np.ndarray, ...]
+    #: the largest order tried
+    order_cap: int
+
+    @property
+    def orders(self) -> tuple[int, ...]:
+        return tuple(len(c) for c in self.coefs)
+
+    @property
+    def order(self) -> int:
+        """The largest order over the columns (the points dropped from each window)."""
+        return max(self.orders, default=0)
+
+    def summary(self) -> str:
+        """The orders and the coefficients (their sum: the persistence removed), in words."""
+        parts = []
+        for j, c in enumerate(self.coefs):
+            head = f"column {j}: " if len(self.coefs) > 1 else ""
+            if len(c) == 0:
+                parts.append(f"{head}order 0")
+                continue
+            shown = ", ".join(f"{v:.3f}" for v in c[:3]) + (", ..." if len(c) > 3 else "")
+            parts.append(f"{head}order {len(c)} (phi = {shown}; sum {c.sum():.3f})")
+        return "; ".join(parts) + f"; orders up to {self.order_cap} tried (AIC)"
+
+
+def prewhiten_windows(series: np.ndarray, split: int, criterion: str = "aic"
+                      ) -> tuple[np.ndarray, np.ndarray, ARFit]:
+    """The AR residuals of the windows ``series[:split]`` and ``series[split:]`` (rows
+    in time order, shape (n, d)), and the fit. Each window loses its first ``p`` rows,
+    ``p`` the largest order over the columns."""
+    a = np.asarray(series, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[:, None]
+    n = a.shape[0]
+    cuts = (0, split, n)
+    cap = max_order(n, min(split, n - split))
+    coefs = tuple(fit_ar(a[:, j], cuts, cap, criterion) for j in range(a.shape[1]))
+    fit = ARFit(coefs, cap)
+    p = fit.order                       # at most a quarter of the shorter window
+    parts = []
+    for a_w in (a[:split], a[split:]):
+        cols = [residuals(a_w[:, j], len(c), c, p) for j, c in enumerate(coefs)]
+        parts.append(np.column_stack(cols))
+    return parts[0], parts[1], fit
+
+
+@dataclass(frozen=True)
+class PrewhitenedLength(AutoLength):
+    """The block length of the test on the residual windows: ``blocks="auto"``'s on the
+    raw windows (`raw_block`), at most the residuals' rows over `fewest`."""
+
+    #: the length chosen on the raw series, before the residuals' cap
+    raw_block: int = 0
+
+    @property
+    def why(self) -> str:
+        text = f"chosen on the raw series before prewhitening, by {self.block_rule}"
+        if self.block < self.raw_block:
+            text += (f"; {self.raw_block} cut to {self.block}, the residuals' n/"
+                     f"{self.fewest}")
+        return text
+
+
+def residual_length(raw: AutoLength, rows: int) -> PrewhitenedLength:
+    """`raw` (``blocks="auto"`` on the raw windows) for residual windows of `rows` rows
+    in all: the same length, at most ``rows / fewest``."""
+    block = max(1, min(raw.block, rows // raw.fewest))
+    return PrewhitenedLength(block, raw.multiplier, raw.n_series, raw.wanted, raw.cap,
+                             raw.persistent, raw.fewest, raw.effective, raw_block=raw.block)
+
+
+@dataclass(frozen=True)
+class GivenLength(AutoLength):
+    """A block length given by the user (``blocks=`` a number) for the residual windows
+    (their sizes need not be multiples of it)."""
+
+    @property
+    def why(self) -> str:
+        return "given (blocks=)"
