@@ -21,7 +21,7 @@ gram_features`), and 199 draws with the p-value ``(1 + #{T_b >= T}) / 200``:
   each window (``window``) or on the pooled mean (``pooled``), numerator and normaliser
   recomputed.
 * ``pw mmd blocks raw`` — prewhitened (issue 30, third session): ``MMD^2_b`` of the two
-  windows' AR residuals (:func:`kmtests._prewhiten.prewhiten_windows`: Yule-Walker on
+  windows' AR residuals (:func:`prewhiten.prewhiten_windows`: Yule-Walker on
   the windows' pooled autocovariances, each window centred on its mean, the order by
   AIC up to ``min(10 log10 n, n/10)``), the Gaussian kernel's median bandwidth and
   features on the pooled residuals, block permutations of ``blocks="auto"``'s length
@@ -32,11 +32,11 @@ gram_features`), and 199 draws with the p-value ``(1 + #{T_b >= T}) / 200``:
   coefficients minus the mean bias, scaled back into the stationary region);
 * ``pw mmd blocks raw bic`` / ``pw mmd blocks raw bic bc`` — the order by BIC
   (``n log sigma_p^2 + p log n``) instead of AIC, without / with the bias correction;
-* ``pw drift_test`` — what the package runs:
-  ``kmtests.timeseries.drift_test(z, prewhiten="ar", n_resamples=199, rng=i)``
-  (``MMD^2_u``, its own permutation draws); ``drift_test`` — the same without
-  prewhitening (``blocks="auto"`` as the package runs it: ``MMD^2_u``, all the splits
-  of the blocks when there are at most 199).
+* ``drift_test`` — the package's ``kmtests.timeseries.drift_test(z, n_resamples=199,
+  rng=i)`` (``blocks="auto"`` as users run it: ``MMD^2_u``, all the splits of the
+  blocks when there are at most 199). The CSVs' ``pw drift_test`` rows ran the
+  prewhitened prototype ``drift_test(z, prewhiten="ar", ...)`` of commit 2710c2d
+  (removed: see ``prewhiten.py``).
 
 Writes one CSV per cell under ``benchmarks/results/dependent_variants/`` (with CPU
 seconds) and prints the rejections; ``--table`` prints all cells. Run from the
@@ -66,14 +66,14 @@ import numpy as np  # noqa: E402
 from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
 from dependent_streams import merge_rows, process, seed_of  # noqa: E402
-
-from kmtests import SerialDependenceWarning  # noqa: E402
-from kmtests._prewhiten import (  # noqa: E402
+from prewhiten import (  # noqa: E402
     prewhiten_windows,
     residual_length,
     residuals,
     window_autocovariances,
 )
+
+from kmtests import SerialDependenceWarning  # noqa: E402
 from kmtests._serial import AutoLength, auto_length  # noqa: E402
 from kmtests.kernels import Gaussian  # noqa: E402
 from kmtests.problems.schemes import Blocks  # noqa: E402
@@ -175,24 +175,23 @@ def pw_blocks(z: np.ndarray, h: int, a: AutoLength, i: int, corrected: bool = Fa
         e1 = residuals(z[:h], p, c, p)[:, None]
         e2 = residuals(z[h:], p, c, p)[:, None]
     e = np.concatenate([e1, e2])
-    length = residual_length(a, e.shape[0]).block
+    length = residual_length(a, e.shape[0])
     F = gram_features(Gaussian(bandwidth="median").fitted_to(e).gram(e))
     return blocks_p(F, e1.shape[0], length, False, i)
 
 
-def pw_drift_test(z: np.ndarray, h: int, i: int, prewhiten: str | None = "ar") -> float:
-    """The package's drift test, prewhitened or not."""
+def package_drift_test(z: np.ndarray, h: int, i: int) -> float:
+    """The package's drift test (``blocks="auto"``)."""
     from kmtests.timeseries import drift_test
 
-    return float(drift_test(z, h, prewhiten=prewhiten, n_resamples=B, rng=i).pvalue)
+    return float(drift_test(z, h, n_resamples=B, rng=i).pvalue)
 
 
 #: the variants on the raw series (they need the series, not its features)
 SERIES_VARIANTS: dict[str, Callable[[np.ndarray, int, AutoLength, int], float]] = {
     "pw mmd blocks raw": lambda z, h, a, i: pw_blocks(z, h, a, i),
     "pw mmd blocks raw bc": lambda z, h, a, i: pw_blocks(z, h, a, i, corrected=True),
-    "pw drift_test": lambda z, h, a, i: pw_drift_test(z, h, i),
-    "drift_test": lambda z, h, a, i: pw_drift_test(z, h, i, None),
+    "drift_test": lambda z, h, a, i: package_drift_test(z, h, i),
     "pw mmd blocks raw bic": lambda z, h, a, i: pw_blocks(z, h, a, i, criterion="bic"),
     "pw mmd blocks raw bic bc": lambda z, h, a, i: pw_blocks(z, h, a, i, True, "bic"),
 }
@@ -223,7 +222,7 @@ def cell(proc: str, n: int, reps: int, shift: float, out_dir: Path,
             c0 = time.process_time()
             hits[name] += stest(z, h, a, i) <= ALPHA
             # the raw series' length is part of the prewhitened test's cost
-            cpu[name] += time.process_time() - c0 + (t_auto if name != "pw drift_test"
+            cpu[name] += time.process_time() - c0 + (t_auto if name != "drift_test"
                                                      else 0.0)
     study = f"variants windows {proc}" + (f" shift={shift:g}" if shift else "")
     rows = []

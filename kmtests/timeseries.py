@@ -39,17 +39,15 @@ p = 0.005; strongest at lag 2; blocks of 34
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _plan
 from ._docs import shared_docs
-from ._prewhiten import GivenLength, prewhiten_windows, residual_length
-from ._serial import AutoLength, auto_length, politis_white
+from ._serial import politis_white
 from ._typing import ArrayLike, SeedLike
-from ._validation import as_sample, check_choice, check_positive_int, shown
+from ._validation import as_sample, check_positive_int
 from .problems.lagged import CrossDependenceProblem
 from .results.lagged import CrossDependenceResult
 from .twosample import two_sample_test
@@ -85,7 +83,7 @@ def optimal_block_length(x: ArrayLike) -> np.ndarray:
 
 
 def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
-               prewhiten: Literal["ar"] | None = None, **kwargs: Any) -> Any:
+               **kwargs: Any) -> Any:
     """Kernel two-sample test between two windows of one series (drift detection).
 
     Parameters
@@ -100,17 +98,6 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
         Politis-White rule on the windows' columns and kernel features, each window
         centred on its own mean). With ``method="wild"`` the AR(1) multipliers
         take the automatic length (or `blocks`, if a number).
-    prewhiten : {"ar", None}, optional
-        ``"ar"``: test the windows' AR residuals instead of the series (an AR(p)
-        model fitted by Yule-Walker to both windows, each centred on its own mean,
-        the order by AIC; each window loses its first ``p`` points; a multivariate
-        series column by column: :mod:`kmtests._prewhiten`), with block
-        permutations of the length ``blocks="auto"`` chooses on the raw windows (or
-        `blocks`, if a number). A mean shift ``delta`` shows in the residuals as
-        ``delta (1 - sum phi)``; the residuals are nearly independent, so the
-        blocks' arrangements mix them better. Block permutations only (no
-        ``method``). The report's notes give the AR order, its coefficients and the
-        block length with why. Default None: the series as it is.
     **kwargs
         The other options of :func:`kmtests.two_sample_test` (``method``,
         ``kernel``, ``n_resamples``, ``rng``, ...).
@@ -140,49 +127,8 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
     else:
         arr = np.asarray(series)
         first, second = arr[:cut], arr[cut:]
-    if prewhiten is not None:
-        check_choice(prewhiten, "prewhiten", ("ar",))
-        return _prewhitened(series, cut, blocks, kwargs)
     kwargs.setdefault("data_name", f"rows 0-{cut - 1} and {cut}-{n - 1} of the series")
     return two_sample_test(first, second, blocks=blocks, **kwargs)
-
-
-def _prewhitened(series: Any, cut: int, blocks: Any, kwargs: dict[str, Any]) -> Any:
-    """:func:`drift_test` with ``prewhiten="ar"``: the two-sample test of the windows'
-    AR residuals, blocks of the length chosen on the raw windows."""
-    for key in ("method", "strata"):
-        if kwargs.get(key) not in (None, "permutation"):
-            raise ValueError(f"prewhiten='ar' runs block permutations of the residuals; "
-                             f"`{key}` does not apply (got {shown(kwargs[key])}).")
-    if kwargs.get("nan_policy", "raise") != "raise":
-        raise ValueError("prewhiten='ar' needs every observation (the AR residuals of a "
-                         "series with gaps are not defined): fill or remove the missing "
-                         "values first.")
-    arr = as_sample(series, "series")
-    n = arr.shape[0]
-    if n < 16:
-        raise ValueError(f"prewhiten='ar' needs at least 16 observations to fit the AR "
-                         f"model and choose the blocks; got {n}.")
-    first, second, fit = prewhiten_windows(arr, cut)
-    rows = first.shape[0] + second.shape[0]
-    if isinstance(blocks, str) and blocks.lower() == "auto":
-        length: AutoLength = residual_length(auto_length([arr], (cut, n - cut)), rows)
-    else:
-        b = check_positive_int(blocks, "blocks")
-        length = GivenLength(b, float(b), 0)
-    if hasattr(series, "columns"):
-        import pandas as pd
-
-        first, second = (pd.DataFrame(w, columns=series.columns) for w in (first, second))
-    p = fit.order
-    kwargs.setdefault("data_name", f"AR({p}) residuals of rows {p}-{cut - 1} and "
-                                   f"{cut + p}-{n - 1} of the series")
-    given: Any = length          # a length chosen here, used as blocks="auto"'s
-    res = two_sample_test(first, second, blocks=given, **kwargs)
-    note = (f"prewhitened by AR models fitted by Yule-Walker ({fit.summary()}); each "
-            f"window lost its first {p} points; blocks of {length.block}, {length.why}")
-    details = {**res.details, "prewhiten": "ar", "ar_order": p, "block_length": length.block}
-    return dataclasses.replace(res, notes=(*res.notes, note), details=details)
 
 
 @_plan.face(CrossDependenceProblem)

@@ -1,34 +1,34 @@
-"""AR-sieve prewhitening of drift windows (issue 30, third session): ``drift_test(...,
-prewhiten="ar")`` and :mod:`kmtests._prewhiten`.
+"""The AR-sieve prewhitening of drift windows measured in ``benchmarks/prewhiten.py``
+(issue 30, third session; not in the package, see benchmarks/README.md,
+"Prewhitening"): the numbers of its table rest on these helpers.
 
 * the pooled autocovariances and the residuals equal brute-force loops;
 * the AR coefficients equal statsmodels' Yule-Walker (one window) and the order is the
   smallest AIC of a brute-force search;
-* the test is the two-sample test of the residual windows with the raw series' block
-  length; seeds, ``batch`` and ``n_jobs`` give the same p-value; bad inputs raise;
-* its level: benchmarks/README.md ("Prewhitening"), not a test: it is outside the
-  99% band at phi = 0.9 and 0.95, n = 200.
+* a shift between the windows is not fitted as persistence; exact fits, short windows
+  and constant windows; the residuals' block length.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import kmtests
-from kmtests._prewhiten import (
+from kmtests._serial import auto_length
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from prewhiten import (  # noqa: E402
     fit_ar,
     max_order,
     prewhiten_windows,
     residual_length,
     window_autocovariances,
 )
-from kmtests._serial import auto_length
-from kmtests.timeseries import drift_test
-
 
 
 def _ar(gen, n, coefs, scale=1.0):
@@ -110,74 +110,28 @@ def test_two_windows_are_fitted_on_their_own_means():
     assert fit_ar(z, (0, 200), 20).size > 0
 
 
-def test_drift_test_prewhitened_is_the_two_sample_test_of_the_residuals():
-    gen = np.random.default_rng(4)
-    z = _ar(gen, 240, [0.8])
-    z[120:] += 0.5
-    res = drift_test(z, prewhiten="ar", n_resamples=199, rng=5)
-    first, second, fit = prewhiten_windows(z, 120)
-    raw = auto_length([z[:, None]], (120, 120))
-    length = residual_length(raw, first.shape[0] + second.shape[0])
-    assert length.block == min(raw.block, (240 - 2 * fit.order) // 8)
-    ref = kmtests.two_sample_test(first, second, blocks=length, n_resamples=199, rng=5)
-    assert (res.pvalue, res.statistic) == (ref.pvalue, ref.statistic)
-    p = fit.order
-    assert res.details["ar_order"] == p >= 1 and first.shape[0] == second.shape[0] == 120 - p
-    assert res.details["block_length"] == length.block
-    text = " ".join(str(res.summary()).split())
-    assert "Yule-Walker" in text and f"order {p} (phi = {fit.coefs[0][0]:.3f}" in text
-    assert "chosen on the raw series before prewhitening" in text
-    assert f"AR({p}) residuals of rows {p}-119 and {120 + p}-239" in str(res)
-
-
-def test_prewhitened_drift_test_is_reproducible_across_batch_and_n_jobs():
-    gen = np.random.default_rng(6)
-    z = np.column_stack([_ar(gen, 200, [0.7]), _ar(gen, 200, [0.4])])
-    ps = {drift_test(z, 90, prewhiten="ar", n_resamples=299, rng=11, batch=b,
-                     n_jobs=j).pvalue for b, j in ((None, None), (7, 1), (64, 2))}
-    assert len(ps) == 1
-    assert drift_test(z, 90, prewhiten="ar", n_resamples=299, rng=11).pvalue in ps
-    others = {drift_test(z, 90, prewhiten="ar", n_resamples=299, rng=s).pvalue
-              for s in range(12, 20)}
-    assert len(others) > 1
-
-
-def test_prewhitened_drift_test_keeps_dataframe_columns_and_a_given_length():
-    import pandas as pd
-
-    gen = np.random.default_rng(7)
-    df = pd.DataFrame({"a": _ar(gen, 200, [0.6]), "b": _ar(gen, 200, [0.3])})
-    res = drift_test(df, prewhiten="ar", blocks=10, n_resamples=99, rng=1)
-    assert res.details["block_length"] == 10 and "given (blocks=)" in str(res.summary())
-    arr = drift_test(df.to_numpy(), prewhiten="ar", blocks=10, n_resamples=99, rng=1)
-    assert arr.pvalue == res.pvalue
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    ({"prewhiten": "ma"}, "`prewhiten` must be one of"),
-    ({"prewhiten": "ar", "method": "wild"}, "`method` does not apply"),
-    ({"prewhiten": "ar", "nan_policy": "omit"}, "needs every observation"),
-    ({"prewhiten": "ar", "blocks": 0}, "blocks"),
-])
-def test_prewhitened_drift_test_refuses_what_it_cannot_run(kwargs, match):
-    z = _ar(np.random.default_rng(8), 120, [0.5])
-    with pytest.raises(ValueError, match=match):
-        drift_test(z, **kwargs)
-
-
-def test_prewhitened_drift_test_refuses_short_and_constant_series():
-    with pytest.raises(ValueError, match="at least 16 observations"):
-        drift_test(np.arange(12.0), prewhiten="ar")
-    with pytest.raises(ValueError, match="varies within its windows"):
-        drift_test(np.r_[np.zeros(50), np.ones(50)], prewhiten="ar")
-    # a short window caps the order at a quarter of it: 5 points, order at most 1
-    first, second, fit = prewhiten_windows(_ar(np.random.default_rng(9), 300, [0.9]), 5)
-    assert fit.order_cap == 1 and first.shape[0] == 5 - fit.order
-
-
 def test_a_series_fitted_exactly_stops_at_the_orders_it_can_fit():
     """A sinusoid is an exact AR(2): the recursion's variance reaches 0 and higher
     orders are not tried (no NaN coefficients, finite residuals)."""
     z = np.sin(np.arange(200) / 3.0) + 1e-3 * np.random.default_rng(10).normal(size=200)
     first, second, fit = prewhiten_windows(z, 100)
     assert fit.order >= 2 and np.isfinite(first).all() and np.isfinite(second).all()
+
+
+def test_constant_windows_are_refused_and_short_windows_cap_the_order():
+    with pytest.raises(ValueError, match="varies within its windows"):
+        prewhiten_windows(np.r_[np.zeros(50), np.ones(50)], 50)
+    # a short window caps the order at a quarter of it: 5 points, order at most 1
+    first, second, fit = prewhiten_windows(_ar(np.random.default_rng(9), 300, [0.9]), 5)
+    assert fit.order_cap == 1 and first.shape[0] == 5 - fit.order
+
+
+def test_the_residual_blocks_are_the_raw_series_length_within_the_residuals_cap():
+    gen = np.random.default_rng(4)
+    z = _ar(gen, 240, [0.8])
+    first, second, fit = prewhiten_windows(z, 120)
+    raw = auto_length([z[:, None]], (120, 120))
+    rows = first.shape[0] + second.shape[0]
+    assert rows == 240 - 2 * fit.order
+    assert residual_length(raw, rows) == min(raw.block, rows // 8)
+    assert residual_length(raw, 40) == 5

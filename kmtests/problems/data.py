@@ -26,7 +26,7 @@ import numpy as np
 
 from .._gram import check_symmetric
 from .._validation import as_sample, check_positive_int, check_same_dim
-from .._serial import AutoLength, auto_length, lag1_evidence, paired_lag1_evidence
+from .._serial import auto_length, lag1_evidence, paired_lag1_evidence
 from ..kernels import Precomputed, _unit
 from ._base import Problem, u_form_for_uniform_weights
 from .conventions import prepare_data
@@ -538,10 +538,7 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     series (for two samples both sizes must be multiples of it). ``blocks="auto"``
     chooses the length from the data (:func:`kmtests._serial.auto_length`: the
     Politis-White rule on the data's columns and kernel features; two samples are
-    then two windows of one series, and need not be multiples of it); an
-    :class:`~kmtests._serial.AutoLength` record is a length chosen from the data
-    elsewhere (the raw series of a prewhitened drift test: :mod:`kmtests._prewhiten`),
-    used as ``"auto"``'s.
+    then two windows of one series, and need not be multiples of it).
     """
     if strata is None and blocks is None:
         return problem
@@ -562,8 +559,8 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
                 labels = _labels(by_label(strata, pooled, "x and y (x first)"), problem.n,
                                  "pooled point (x first)")
             scheme: Scheme = Within(labels, n_x=problem.n_x)
-        elif _is_auto(blocks) or isinstance(blocks, AutoLength):
-            auto = blocks if isinstance(blocks, AutoLength) else auto_length_of(problem)
+        elif _is_auto(blocks):
+            auto = auto_length_of(problem)
             scheme = Blocks(problem.n, auto.block, n_x=problem.n_x, auto=auto)
         else:
             b = _block_length(blocks)
@@ -576,8 +573,8 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
     if strata is not None:
         scheme = Within(_labels(by_label(strata, problem.index, "x and y"), problem.n,
                                 "pair"))
-    elif _is_auto(blocks) or isinstance(blocks, AutoLength):
-        auto = blocks if isinstance(blocks, AutoLength) else auto_length_of(problem)
+    elif _is_auto(blocks):
+        auto = auto_length_of(problem)
         scheme = Blocks(problem.n, auto.block, auto=auto)
     else:
         b = _block_length(blocks)

@@ -1,14 +1,14 @@
-r"""AR-sieve prewhitening of two windows of one series (drift tests on time series).
-
-The persistence of a series is what makes its two windows hard to compare: block
-permutations must keep neighbours together, and long blocks leave few arrangements
-(the level kept, little power). Prewhitening removes the short-range part first:
+r"""AR-sieve prewhitening of two windows of one series, for the drift-test variants of
+``dependent_variants.py`` (issue 30, third session). Not in the package: the
+prewhitened test did not keep the level as well as ``blocks="auto"`` and had less
+power at n >= 500 (``benchmarks/README.md``, "Prewhitening").
 
 1. an AR(p) model is fitted by Yule-Walker (the Levinson-Durbin recursion of
    :func:`statsmodels.tsa.stattools.levinson_durbin`) to autocovariances pooled over
    the two windows, each window centred on its own mean (a shift between the windows
    is not taken for persistence); the order ``p <= min(10 log10 n, n/10, m/4)`` (``m``
-   the shorter window) is the one of smallest AIC, ``n log sigma_p^2 + 2p``;
+   the shorter window) is the one of smallest AIC, ``n log sigma_p^2 + 2p`` (or BIC,
+   ``+ p log n``);
 2. the residuals ``e_t = x_t - sum_k phi_k x_{t-k}`` are computed within each window
    (its first ``p`` points dropped; the raw series, not centred: a shift ``delta``
    of the mean shows in the residuals as ``delta (1 - sum_k phi_k)``).
@@ -18,9 +18,14 @@ on its own past, no cross terms); every column's residuals then drop the first
 ``max p`` points of each window, so the rows stay aligned.
 
 The block length of the test on the residuals is the one ``blocks="auto"`` chooses
-on the *raw* windows (:func:`kmtests._serial.auto_length`): on the residuals the rule
-sees little dependence and chooses blocks too short to keep the level where the AR
-fit is poor (long memory, phi near 1; ``benchmarks/README.md``, "Prewhitening").
+on the *raw* windows (:func:`kmtests._serial.auto_length`), at most the residuals'
+rows / 8: on the residuals the rule sees little dependence and chooses blocks too
+short to keep the level where the AR fit is poor (the lead's pilot: 36/300 and
+48/300 at phi = 0.95 and ARFIMA, n = 200).
+
+The rows ``pw drift_test`` of the tables ran the package prototype of commit
+2710c2d (``drift_test(prewhiten="ar")``, removed in the next commit): the same
+residuals and length through ``two_sample_test`` (``MMD^2_u``).
 """
 
 from __future__ import annotations
@@ -30,10 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._serial import AutoLength
+from kmtests._serial import AutoLength
 
-__all__ = ["ARFit", "GivenLength", "PrewhitenedLength", "fit_ar", "max_order", "prewhiten_windows",
-           "residual_length", "residuals", "window_autocovariances"]
+__all__ = ["ARFit", "fit_ar", "max_order", "prewhiten_windows", "residual_length",
+           "residuals", "window_autocovariances"]
 
 
 def max_order(n: int, shortest: int) -> int:
@@ -112,18 +117,6 @@ class ARFit:
         """The largest order over the columns (the points dropped from each window)."""
         return max(self.orders, default=0)
 
-    def summary(self) -> str:
-        """The orders and the coefficients (their sum: the persistence removed), in words."""
-        parts = []
-        for j, c in enumerate(self.coefs):
-            head = f"column {j}: " if len(self.coefs) > 1 else ""
-            if len(c) == 0:
-                parts.append(f"{head}order 0")
-                continue
-            shown = ", ".join(f"{v:.3f}" for v in c[:3]) + (", ..." if len(c) > 3 else "")
-            parts.append(f"{head}order {len(c)} (phi = {shown}; sum {c.sum():.3f})")
-        return "; ".join(parts) + f"; orders up to {self.order_cap} tried (AIC)"
-
 
 def prewhiten_windows(series: np.ndarray, split: int, criterion: str = "aic"
                       ) -> tuple[np.ndarray, np.ndarray, ARFit]:
@@ -146,36 +139,7 @@ def prewhiten_windows(series: np.ndarray, split: int, criterion: str = "aic"
     return parts[0], parts[1], fit
 
 
-@dataclass(frozen=True)
-class PrewhitenedLength(AutoLength):
-    """The block length of the test on the residual windows: ``blocks="auto"``'s on the
-    raw windows (`raw_block`), at most the residuals' rows over `fewest`."""
-
-    #: the length chosen on the raw series, before the residuals' cap
-    raw_block: int = 0
-
-    @property
-    def why(self) -> str:
-        text = f"chosen on the raw series before prewhitening, by {self.block_rule}"
-        if self.block < self.raw_block:
-            text += (f"; {self.raw_block} cut to {self.block}, the residuals' n/"
-                     f"{self.fewest}")
-        return text
-
-
-def residual_length(raw: AutoLength, rows: int) -> PrewhitenedLength:
-    """`raw` (``blocks="auto"`` on the raw windows) for residual windows of `rows` rows
-    in all: the same length, at most ``rows / fewest``."""
-    block = max(1, min(raw.block, rows // raw.fewest))
-    return PrewhitenedLength(block, raw.multiplier, raw.n_series, raw.wanted, raw.cap,
-                             raw.persistent, raw.fewest, raw.effective, raw_block=raw.block)
-
-
-@dataclass(frozen=True)
-class GivenLength(AutoLength):
-    """A block length given by the user (``blocks=`` a number) for the residual windows
-    (their sizes need not be multiples of it)."""
-
-    @property
-    def why(self) -> str:
-        return "given (blocks=)"
+def residual_length(raw: AutoLength, rows: int) -> int:
+    """`raw`'s block length (``blocks="auto"`` on the raw windows) for residual windows
+    of `rows` rows in all: the same length, at most ``rows / fewest``."""
+    return max(1, min(raw.block, rows // raw.fewest))
