@@ -32,6 +32,10 @@ gram_features`), and 199 draws with the p-value ``(1 + #{T_b >= T}) / 200``:
   coefficients minus the mean bias, scaled back into the stationary region);
 * ``pw mmd blocks raw bic`` / ``pw mmd blocks raw bic bc`` — the order by BIC
   (``n log sigma_p^2 + p log n``) instead of AIC, without / with the bias correction;
+* ``mean blocks auto`` / ``pw mean blocks raw`` — a diagnostic, not a kernel test: the
+  squared difference of the windows' means (``MMD^2_b`` of the linear kernel) of the
+  raw series with ``blocks="auto"``'s length, or of the AR residuals with the raw
+  series' length;
 * ``drift_test`` — the package's ``kmtests.timeseries.drift_test(z, n_resamples=199,
   rng=i)`` (``blocks="auto"`` as users run it: ``MMD^2_u``, all the splits of the
   blocks when there are at most 199). The CSVs' ``pw drift_test`` rows ran the
@@ -180,6 +184,17 @@ def pw_blocks(z: np.ndarray, h: int, a: AutoLength, i: int, corrected: bool = Fa
     return blocks_p(F, e1.shape[0], length, False, i)
 
 
+def mean_blocks(z: np.ndarray, h: int, a: AutoLength, i: int, prewhitened: bool) -> float:
+    """The squared difference of the windows' means (``MMD^2_b`` of the linear kernel)
+    of the raw series (blocks of ``blocks="auto"``'s length) or of its AR residuals
+    (blocks of the raw series' length): the location test inside the MMD."""
+    if prewhitened:
+        e1, e2, _ = prewhiten_windows(z, h)
+        e = np.concatenate([e1, e2])
+        return blocks_p(e, e1.shape[0], residual_length(a, e.shape[0]), False, i)
+    return blocks_p(z[:, None], h, a.block, False, i)
+
+
 def package_drift_test(z: np.ndarray, h: int, i: int) -> float:
     """The package's drift test (``blocks="auto"``)."""
     from kmtests.timeseries import drift_test
@@ -192,6 +207,8 @@ SERIES_VARIANTS: dict[str, Callable[[np.ndarray, int, AutoLength, int], float]] 
     "pw mmd blocks raw": lambda z, h, a, i: pw_blocks(z, h, a, i),
     "pw mmd blocks raw bc": lambda z, h, a, i: pw_blocks(z, h, a, i, corrected=True),
     "drift_test": lambda z, h, a, i: package_drift_test(z, h, i),
+    "mean blocks auto": lambda z, h, a, i: mean_blocks(z, h, a, i, False),
+    "pw mean blocks raw": lambda z, h, a, i: mean_blocks(z, h, a, i, True),
     "pw mmd blocks raw bic": lambda z, h, a, i: pw_blocks(z, h, a, i, criterion="bic"),
     "pw mmd blocks raw bic bc": lambda z, h, a, i: pw_blocks(z, h, a, i, True, "bic"),
 }
