@@ -118,9 +118,13 @@ def test_undersmooth_divides_the_searched_lam_and_is_that_regression():
     x, y, z = _data(n=80, d=2, seed=6)
     base = ci(x, y, z, bandwidth_z="isotropic", cache=False)
     under = ci(x, y, z, bandwidth_z="isotropic", undersmooth=10.0, cache=False)
+    bound = 0.35 * (80 - 1)   # undersmoothing's bound on the degrees of freedom
     for role in ("x", "y"):
-        assert under.params[role]["lam"] == pytest.approx(base.params[role]["lam"] / 10.0,
-                                                          rel=1e-12)
+        lam, lam0 = under.params[role]["lam"], base.params[role]["lam"]
+        if under.params[role]["df"] < bound - 1e-3:
+            assert lam == pytest.approx(lam0 / 10.0, rel=1e-12)
+        else:
+            assert lam0 / 10.0 < lam <= lam0
         assert under.params[role]["bandwidth_z"] == base.params[role]["bandwidth_z"]
         assert under.params[role]["df"] > base.params[role]["df"]
     # the same test as the residuals of kernel ridge regression at that lam, by numpy
@@ -150,7 +154,10 @@ def test_undersmooth_stays_within_the_degrees_of_freedom_bound():
     """Dividing lam by 10 would give the regressions of a sharp index of a 5-d z about 140
     degrees of freedom of 200 (an interpolating regression, which the search's bound
     ``max_df (n - 1)`` excludes; the test then rejected 18/100 nulls of ``index5`` in
-    benchmarks/ci_level.py, the default 9/100): the undersmoothed lam stops at the bound."""
+    benchmarks/ci_level.py, the default 9/100): the undersmoothed lam stops at
+    undersmoothing's bound ``undersmooth_max_df (n - 1)`` (0.35: with the search's 0.5,
+    ``index5`` rejected 59/600, with 0.35 46/600), or is the searched lam when that has
+    more degrees of freedom already."""
     from kmtests.estimators.filters import shrink_factor
 
     gen = np.random.default_rng(10)
@@ -161,11 +168,15 @@ def test_undersmooth_stays_within_the_degrees_of_freedom_bound():
     y = np.cos(2 * u) + 0.3 * gen.normal(size=n)
     base = ci(x, y, z, bandwidth_z="isotropic", cache=False)
     under = ci(x, y, z, bandwidth_z="isotropic", undersmooth=10.0, cache=False)
-    bound = 0.5 * (n - 1)
+    bound = 0.35 * (n - 1)
     capped = 0
     for role in ("x", "y"):
         lam, lam0 = under.params[role]["lam"], base.params[role]["lam"]
         assert lam0 / 10.0 <= lam <= lam0
+        if base.params[role]["df"] >= bound:   # already beyond the bound: not undersmoothed
+            assert lam == lam0
+            capped += 1
+            continue
         assert under.params[role]["df"] <= bound + 1e-6
         if lam > lam0 / 10.0 * (1 + 1e-9):   # capped: the bound is reached, not passed
             capped += 1
@@ -286,3 +297,31 @@ def test_ard_each_undersmoothed_keeps_the_level_on_a_heavy_tailed_5d_z():
         rej += ci(x, y, z, bandwidth_z="ard_each", undersmooth=10.0,
                   cache=False).pvalue <= 0.05
     assert lo <= rej <= hi, f"rejections {rej}/{reps} outside [{lo}, {hi}]"
+
+
+def test_undersmoothing_bound_is_checked_and_at_most_the_search_bound():
+    from kmtests.estimators import ConditionalMeanEmbedding
+    from kmtests.estimators.filters import shrink_factor
+    from kmtests.kernels import Gaussian
+
+    for bad in (0.0, 1.5, True, "0.3"):
+        with pytest.raises(ValueError, match="undersmooth_max_df"):
+            ConditionalMeanEmbedding(undersmooth_max_df=bad)
+    gen = np.random.default_rng(11)
+    z = gen.normal(size=(120, 1))
+    x = np.sin(z) + 0.8 * gen.normal(size=(120, 1))
+    Kc = Gaussian(1.0).centred_gram(x).Kc
+    kz = [Gaussian(0.5)]   # the searched regression has about 5 degrees of freedom
+    hits = 0
+    for bound, max_df in ((0.05, 0.5), (0.9, 0.06)):
+        fit = ConditionalMeanEmbedding(undersmooth=100.0, undersmooth_max_df=bound,
+                                       max_df=max_df).fit(kz, z, Kc)
+        searched = ConditionalMeanEmbedding(max_df=max_df).fit(kz, z, Kc)
+        cap = min(bound, max_df) * 119
+        df0 = float(shrink_factor("tikhonov", searched.spectrum.kappa / 120,
+                                  searched.lam).sum())
+        assert df0 < cap   # (the data make the bound bind)
+        assert fit.lam > searched.lam / 100.0
+        assert fit.df == pytest.approx(cap, abs=1e-3)
+        hits += 1
+    assert hits == 2

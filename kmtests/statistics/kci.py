@@ -77,11 +77,13 @@ Z_TRANSFORM_DEFAULT = "none"
 UNDERSMOOTH_DEFAULT = 1.0
 #: ``bandwidth_z="auto"`` on a z of at least this many coordinates (Gaussian kernel on z,
 #: the exact engine, the whole sample) is ``"ard_each"`` with ``lam`` divided by
-#: :data:`MULTI_Z_UNDERSMOOTH` (unless ``undersmooth`` is given): on the 520 null data
-#: sets with z of 3 to 10 coordinates of ``benchmarks/multiz_transform.py`` (n = 200) it
-#: rejected 36 at 5% where the search of one bandwidth rejected 145
-#: (``benchmarks/README.md``, "ARD per regression, undersmoothing and transforms of z").
-#: Not from 2: PC on the benchmark's 9 variables would take 3-4 times the CPU time
+#: :data:`MULTI_Z_UNDERSMOOTH` (unless ``undersmooth`` is given; no further than 0.35 (n - 1)
+#: degrees of freedom, ``ConditionalMeanEmbedding.undersmooth_max_df``): on the 520 null
+#: data sets with z of 3 to 10 coordinates of ``benchmarks/multiz_transform.py`` (n = 200)
+#: it rejected 39 at 5% where the search of one bandwidth rejected 145; on the 1200 of
+#: ``ci_level.py``'s ``index3``, ``pnl3``, ``index5``, ``pnl5`` 92 against 75
+#: (``benchmarks/README.md``, "The default from three coordinates of z"). Not from 2: PC on
+#: the benchmark's 9 variables would take 3-4 times the CPU time
 #: (``benchmarks/pc_discovery.py``), and one bandwidth kept the level on 5 of the 6
 #: two-coordinate designs measured
 MULTI_Z_FROM = 3
