@@ -100,7 +100,7 @@ def test_auto_on_a_multivariate_z_is_ard_each_undersmoothed():
     assert len(auto.params["x"]["bandwidth_z"]) == 3
     note = " ".join(auto.notes)
     assert "bandwidth_z='auto' on a z of three or more coordinates" in note
-    assert "lam divided by 10" in note
+    assert "lam divided by 10 (undersmoothed, to at most 0.35 (n - 1) degrees" in note
     # one bandwidth searched, as before this default
     iso = ci(x, y, z, bandwidth_z="isotropic", cache=False)
     assert np.ndim(iso.params["x"]["bandwidth_z"]) == 0

@@ -722,11 +722,13 @@ class KCI(Statistic):
             how = (f"one bandwidth per coordinate of z (ARD) chosen {whose}, and lam for each "
                    f"variable, by {reg.criterion}")
         if reg.undersmooth != 1.0:
-            how += f", then lam divided by {reg.undersmooth:g} (undersmoothed)"
+            how += (f", then lam divided by {reg.undersmooth:g} (undersmoothed, to at most "
+                    f"{min(reg.max_df, reg.undersmooth_max_df):g} (n - 1) degrees of "
+                    f"freedom)")
         if self.auto_multi:
-            how += (" (bandwidth_z='auto' on a z of three or more coordinates: the choice "
-                    "that kept the level there; bandwidth_z='isotropic' searches one "
-                    "bandwidth)")
+            how += (" (bandwidth_z='auto' on a z of three or more coordinates: of the "
+                    "choices measured, the one whose level held best there; "
+                    "bandwidth_z='isotropic' searches one bandwidth)")
         regression_kind = "kernel ridge" if reg.filter == "tikhonov" else "spectral"
         aug = "x augmented by z/2, " if self.augment else ""
         note = (f"regression on z: {reg.filter} filter ({regression_kind} regression of the "
