@@ -25,7 +25,8 @@ def _data(n=120, d=3, seed=0):
 
 def _scorer(x, y, z):
     """The summed GCV of the two targets (KCI's: x augmented by z / 2) as a function of
-    the ARD bandwidths."""
+    the ARD bandwidths, and the order of the sweep (written out: by z_j' K z_j / z_j' z_j
+    summed over the targets, the smallest first)."""
     xs, ys, zs = standardized(x[:, None]), standardized(y[:, None]), standardized(z)
     xa = np.hstack([xs, 0.5 * zs])
     Kx = Gaussian().fitted_to(xa).centred_gram(xa).Kc
@@ -37,7 +38,13 @@ def _scorer(x, y, z):
         spec = [z_spectrum(k, zs, cache=False)]
         return (reg.fit([k], zs, Kx, spectra=spec).score
                 + reg.fit([k], zs, Ky, spectra=spec).score)
-    return score, zs
+
+    keys = []
+    for j in range(zs.shape[1]):
+        c = zs[:, j] - zs[:, j].mean()
+        keys.append(sum(float(c @ K @ c) for K in (Kx, Ky)) / float(c @ c))
+    order = sorted(range(zs.shape[1]), key=lambda j: keys[j])
+    return score, zs, order
 
 
 def test_ard_is_the_test_with_the_bandwidths_of_the_greedy_sweep():
@@ -48,12 +55,12 @@ def test_ard_is_the_test_with_the_bandwidths_of_the_greedy_sweep():
     fixed = ci(x, y, z, kernel_z=ARDGaussian(bandwidth=bw), cache=False)
     assert fixed.pvalue == res.pvalue and fixed.statistic == res.statistic
     # the sweep written out: the best isotropic start, then each coordinate's moves
-    score, zs = _scorer(x, y, z)
+    score, zs, order = _scorer(x, y, z)
     iso = float(median_bandwidth(zs))
     starts = [np.full(2, iso * f) for f in (0.125, 0.25, 0.5, 1.0, 2.0)]
     scores = [score(b) for b in starts]
     cur, cur_s = starts[int(np.argmin(scores))], min(scores)
-    for j in range(2):
+    for j in order:
         for m in (1e4, 0.5, 2.0):
             trial = cur.copy()
             trial[j] *= m
@@ -62,6 +69,36 @@ def test_ard_is_the_test_with_the_bandwidths_of_the_greedy_sweep():
                 cur, cur_s = trial, s
     np.testing.assert_array_equal(bw, cur)
     assert any("ARD" in note for note in res.notes)
+
+
+@pytest.mark.parametrize("options", [{"bandwidth_z": "ard"}, {"bandwidth_z": "ard_each"},
+                                     {}])
+def test_ard_does_not_depend_on_the_order_of_zs_columns(options):
+    """The sweep visits the coordinates in an order that moves with them: reordering z's
+    columns reorders the bandwidths and leaves the test (the default on a 3-d z too)."""
+    x, y, z = _data(n=80, d=3, seed=9)
+    base = ci(x, y, z, cache=False, **options)
+    for perm in ([2, 0, 1], [1, 0, 2]):
+        other = ci(x, y, z[:, perm], cache=False, **options)
+        assert other.pvalue == pytest.approx(base.pvalue, rel=1e-9)
+        for role in ("x", "y"):
+            np.testing.assert_allclose(other.params[role]["bandwidth_z"],
+                                       np.asarray(base.params[role]["bandwidth_z"])[perm],
+                                       rtol=1e-12)
+
+
+def test_sweep_order_moves_with_the_columns_and_puts_unrelated_ones_first():
+    gen = np.random.default_rng(3)
+    z = gen.normal(size=(60, 3))
+    t = np.sin(2 * z[:, 1:2])
+    K = Gaussian().fitted_to(t).centred_gram(t).Kc
+    order = kci.sweep_order(z, [K])
+    assert order[-1] == 1                       # the related coordinate last
+    perm = np.array([2, 0, 1])
+    np.testing.assert_array_equal(perm[kci.sweep_order(z[:, perm], [K])], order)
+    # constant or equal columns tie, in column order
+    zc = np.column_stack([z[:, 1], np.ones(60), z[:, 1]])
+    np.testing.assert_array_equal(kci.sweep_order(zc, [K]), [1, 0, 2])
 
 
 def test_ard_with_split_and_a_given_lam_and_its_refusals():

@@ -504,7 +504,7 @@ class ConditionalMeanEmbedding:
         (default 0.35, and at most `max_df`): undersmoothed up to the search's bound of
         ``0.5 (n - 1)``, the regressions of x and y on a z of 3 and 5 coordinates whose
         every coordinate acts (``benchmarks/ci_level.py``'s ``index3``, ``index5``, n =
-        200) rejected 63 and 59 of 600 null data sets at 5%; with this bound 43 and 46
+        200) rejected 63 and 58 of 600 null data sets at 5%; with this bound 43 and 47
         (``benchmarks/README.md``, "The default from three coordinates of z").
 
     Examples

@@ -68,7 +68,7 @@ from .forms import FormInfo, KCIForm, KernelForm
 from .mmd import describe_kernel
 from .residual_cache import TargetResiduals, cacheable, fitted_kernel, target_residuals
 
-__all__ = ["KCI", "Z_FACTORS", "ard_bandwidths", "split_residual_gram"]
+__all__ = ["KCI", "Z_FACTORS", "ard_bandwidths", "split_residual_gram", "sweep_order"]
 
 #: ``z_transform`` when not given (:mod:`kmtests.problems.marginal`)
 Z_TRANSFORM_DEFAULT = "none"
@@ -80,8 +80,8 @@ UNDERSMOOTH_DEFAULT = 1.0
 #: :data:`MULTI_Z_UNDERSMOOTH` (unless ``undersmooth`` is given; no further than 0.35 (n - 1)
 #: degrees of freedom, ``ConditionalMeanEmbedding.undersmooth_max_df``): on the 520 null
 #: data sets with z of 3 to 10 coordinates of ``benchmarks/multiz_transform.py`` (n = 200)
-#: it rejected 39 at 5% where the search of one bandwidth rejected 145; on the 1200 of
-#: ``ci_level.py``'s ``index3``, ``pnl3``, ``index5``, ``pnl5`` 92 against 75
+#: it rejected 37 at 5% where the search of one bandwidth rejected 145; on the 1200 of
+#: ``ci_level.py``'s ``index3``, ``pnl3``, ``index5``, ``pnl5`` 87 against 75
 #: (``benchmarks/README.md``, "The default from three coordinates of z"). Not from 2: PC on
 #: the benchmark's 9 variables would take 3-4 times the CPU time
 #: (``benchmarks/pc_discovery.py``), and one bandwidth kept the level on 5 of the 6
@@ -194,7 +194,11 @@ def ard_bandwidths(z: np.ndarray, targets: Sequence[np.ndarray], regression: Any
     coordinates trying each one's bandwidth times :data:`ARD_STEPS`, a change kept when
     the `regression`'s criterion summed over the centred Gram matrices `targets`
     decreases. `passes` sweeps at most (one in the tests; more in
-    ``benchmarks/multiz_transform.py``), stopping when a sweep changes nothing."""
+    ``benchmarks/multiz_transform.py``), stopping when a sweep changes nothing.
+
+    The sweep visits the coordinates in the order of :func:`sweep_order` (the least
+    related to the targets first), not in the order of z's columns: a reordering of
+    the columns reorders the bandwidths and leaves the test unchanged."""
     from ..kernels import ARDGaussian, median_bandwidth
 
     def score(bw: np.ndarray) -> float:
@@ -210,9 +214,10 @@ def ard_bandwidths(z: np.ndarray, targets: Sequence[np.ndarray], regression: Any
         s = score(bw)
         if s < best:
             best, best_bw = s, bw
+    order = sweep_order(z, targets)
     for _ in range(passes):
         moved = False
-        for j in range(d):
+        for j in order:
             for m in ARD_STEPS:
                 bw = best_bw.copy()
                 bw[j] *= m
@@ -222,6 +227,31 @@ def ard_bandwidths(z: np.ndarray, targets: Sequence[np.ndarray], regression: Any
         if not moved:
             break
     return best_bw
+
+
+def sweep_order(z: np.ndarray, targets: Sequence[np.ndarray]) -> np.ndarray:
+    """The order in which :func:`ard_bandwidths` sweeps the coordinates of `z`: by
+    ``sum_t z_j' K_t z_j / z_j' z_j`` over the centred Gram matrices ``K_t`` of the
+    `targets` (the linear part of the coordinate's relation to the targets' features),
+    the smallest first, ties in column order (tied columns are equal, or constant).
+    A function of each column and the targets alone: it moves with the column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kmtests.statistics.kci import sweep_order
+    >>> z = np.array([[0., 1.], [1., 0.], [2., 1.], [3., 0.]])
+    >>> t = z[:, :1] - z[:, :1].mean()
+    >>> sweep_order(z, [t @ t.T])   # the second column is unrelated to the target
+    array([1, 0])
+    """
+    zc = z - z.mean(axis=0)
+    norms = np.einsum("ij,ij->j", zc, zc)
+    key = np.zeros(z.shape[1])
+    for K in targets:
+        key += np.einsum("ij,ij->j", zc, K @ zc)
+    key = np.where(norms > 0, key / np.where(norms > 0, norms, 1.0), 0.0)
+    return np.argsort(key, kind="stable")
 
 
 class KCI(Statistic):
