@@ -33,14 +33,25 @@ def _samples(n: int, d: int, seed: int, shift: float = 0.0) -> tuple[np.ndarray,
     return g.normal(size=(n, d)), g.normal(size=(n, d)) + shift
 
 
+def _dask_and_local(x: np.ndarray, y: np.ndarray, chunks: tuple[int, int], engine: Any,
+                    n_features: int, **options: Any) -> tuple[Any, Any]:
+    """The test on dask arrays of `x`, `y` (synchronous scheduler) and engine='rff''s on
+    the arrays themselves, with the same features and seed."""
+    loc = two_sample_test(x, y, engine="rff", n_features=n_features,
+                          **{**options, "n_resamples": 9})
+    if isinstance(engine, str):
+        options["n_features"] = n_features
+    with _sync():
+        res = two_sample_test(da.from_array(x, chunks=chunks[0]),
+                              da.from_array(y, chunks=chunks[1]), engine=engine,
+                              **options)
+    return res, loc
+
+
 def test_mmd_statistic_equals_local_rff() -> None:
     x, y = _samples(1500, 3, 0, 0.1)
-    loc = two_sample_test(x, y, engine="rff", n_features=40, bandwidth=1.7, rng=5,
-                          n_resamples=9)
-    with _sync():
-        res = two_sample_test(da.from_array(x, chunks=400), da.from_array(y, chunks=700),
-                              engine=DaskRFF(n_features=40, chunk_rows=512), bandwidth=1.7,
-                              rng=5, n_resamples=99)
+    res, loc = _dask_and_local(x, y, (400, 700), DaskRFF(n_features=40, chunk_rows=512), 40,
+                               bandwidth=1.7, rng=5, n_resamples=99)
     assert res.engine == "dask-rff" and res.statistic_name == "MMD^2_u"
     assert res.statistic == pytest.approx(loc.statistic, rel=1e-10)
     assert res.pvalue == 0.01  # a shift of 0.1 at n = 1500: far in the tail
@@ -193,12 +204,8 @@ def test_median_bandwidth_from_rows_by_position() -> None:
 def test_statistics_equal_local_at_1e5() -> None:
     """N = 10^5 (pooled) with 100 features: the dask statistic is engine='rff''s to 1e-10."""
     x, y = _samples(50000, 5, 7, 0.01)
-    loc = two_sample_test(x, y, engine="rff", n_features=100, bandwidth=2.0, rng=3,
-                          n_resamples=9)
-    with _sync():
-        res = two_sample_test(da.from_array(x, chunks=20000), da.from_array(y, chunks=20000),
-                              engine="dask-rff", n_features=100, bandwidth=2.0, rng=3,
-                              n_resamples=9)
+    res, loc = _dask_and_local(x, y, (20000, 20000), "dask-rff", 100, bandwidth=2.0, rng=3,
+                               n_resamples=9)
     assert res.statistic == pytest.approx(loc.statistic, rel=1e-10)
     g = np.random.default_rng(8)
     u = g.normal(size=(100000, 3))

@@ -832,22 +832,24 @@ def _absmax(M: np.ndarray) -> float:
     return max(abs(float(M.min())), abs(float(M.max())))
 
 
+#: the names `bandwidth_z` takes besides numbers (for the refusals)
+_BANDWIDTH_Z_NAMES = "'auto', 'isotropic', 'median', 'ard', 'ard_each'"
+
+
 def _check_bandwidth_z(b: Any) -> Any:
     if isinstance(b, str):
         if b not in ("auto", "isotropic", "median", *ARD_MODES):
-            raise ValueError(f"`bandwidth_z` must be 'auto', 'isotropic', 'median', 'ard', "
-                             f"'ard_each', a "
-                             f"positive number "
+            raise ValueError(f"`bandwidth_z` must be {_BANDWIDTH_Z_NAMES}, a positive number "
                              f"or a sequence of them; got {shown(b)}.")
         return b
     if isinstance(b, (Sequence, np.ndarray)):
         arr = np.asarray(b, dtype=np.float64)
         if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0) \
                 or np.unique(arr).size != arr.size:
-            raise ValueError("`bandwidth_z` must be 'auto', 'median', a positive number or a "
-                             f"sequence of distinct positive numbers; got {shown(b)}.")
+            raise ValueError(f"`bandwidth_z` must be {_BANDWIDTH_Z_NAMES}, a positive number "
+                             f"or a sequence of distinct positive numbers; got {shown(b)}.")
         return tuple(float(v) for v in arr)
     if isinstance(b, bool) or not isinstance(b, (int, float)) or not (np.isfinite(b) and b > 0):
-        raise ValueError(f"`bandwidth_z` must be 'auto', 'median', a positive number or a "
+        raise ValueError(f"`bandwidth_z` must be {_BANDWIDTH_Z_NAMES}, a positive number or a "
                          f"sequence of them; got {shown(b)}.")
     return float(b)
