@@ -7,8 +7,9 @@ r"""Serial dependence: automatic block lengths and the check for autocorrelated 
   consecutive insignificant autocorrelations, the cap
   ``ceil(min(3 sqrt(n), n / 3))``) is that of Patton's MATLAB program and of
   ``arch.bootstrap.optimal_block_length``, whose numbers it reproduces
-  (``tests/test_timeseries.py`` against ``tests/data/arch_block_lengths.csv``,
-  made by ``benchmarks/reference/arch_block_lengths.py``);
+  (``tests/test_timeseries.py`` against ``benchmarks/reference/arch_block_lengths.json``,
+  made by ``benchmarks/reference/arch_block_lengths.py``); :func:`politis_white_columns`
+  computes it for every column of a matrix at once;
 * :func:`feature_series` — the series whose dependence matters for a kernel
   statistic: the data's columns (their first 5 principal components if there are
   more) and the first 3 principal components of 64 random Fourier features of the
@@ -52,17 +53,19 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.linalg import lapack
 
 from ._warnings import SerialDependenceWarning
 
 __all__ = ["AutoLength", "auto_length", "feature_series", "persistence", "politis_white",
-           "serial_check", "volatility_series"]
+           "politis_white_columns", "serial_check", "volatility_series"]
 
 #: the block length is this multiple of the largest Politis-White circular-block length,
 #: at most n / 8 (at least 8 blocks, so that the test can reject): the Politis-White
@@ -72,6 +75,10 @@ __all__ = ["AutoLength", "auto_length", "feature_series", "persistence", "politi
 #: 6; benchmarks/README.md). The multipliers of the wild bootstrap take the
 #: stationary-bootstrap length itself: longer ones made its level worse (27, 32, 34).
 _SCALE = 3.0
+
+#: a centred column whose sum of squares is at most this share of the raw column's is
+#: constant up to rounding (a constant column minus its computed mean)
+_ROUNDING = 1e-24
 
 #: random Fourier features drawn for the kernel feature series, and their components kept
 _N_FEATURES, _N_COMPONENTS, _MAX_COLUMNS = 64, 3, 5
@@ -92,50 +99,117 @@ def politis_white(x: Any) -> tuple[float, float]:
         ``ceil(min(3 sqrt(n), n / 3))``; 1 for a constant series.
     """
     eps = np.asarray(x, dtype=np.float64).ravel()
-    n = eps.shape[0]
+    b_sb, b_cb = politis_white_columns(eps[:, None])
+    return float(b_sb[0]), float(b_cb[0])
+
+
+def politis_white_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`politis_white` of each column of the 2-d `a` at once: the arrays of the
+    stationary-bootstrap and the circular-block-bootstrap lengths."""
+    eps = np.asarray(a, dtype=np.float64)
+    n, d = eps.shape
     if n < 8:
         raise ValueError(f"an automatic block length needs at least 8 observations; got {n}.")
-    eps = eps - eps.mean()
+    eps = eps - eps.mean(axis=0)
     b_max = float(math.ceil(min(3.0 * math.sqrt(n), n / 3.0)))
     kn = max(5, int(math.log10(n)))
-    m_max = int(math.ceil(math.sqrt(n))) + kn
+    # (at most n - 1 lags: a series of 8 has no lag 8)
+    m_max = min(int(math.ceil(math.sqrt(n))) + kn, n - 1)
     band = 2.0 * math.sqrt(math.log10(n) / n)
     lags = np.arange(m_max + 1)
-    cross = np.array([eps[i:] @ eps[:n - i] for i in lags])
-    if cross[0] <= 0.0:
-        return 1.0, 1.0
+    # the lagged cross-products of every column: one pass over the lags (m_max ~ sqrt n)
+    cross = np.empty((m_max + 1, d))
+    for i in range(m_max + 1):
+        np.einsum("tc,tc->c", eps[i:], eps[:n - i], out=cross[i])
     acv = cross / n
     # the autocorrelations as Patton's program and arch normalise them
-    sq = np.concatenate([[0.0], np.cumsum(eps * eps)])
-    v1 = sq[n] - sq[lags + 1]            # sum of eps[i + 1:] ** 2
-    v2 = sq[n - lags - 1]                # sum of eps[:n - i - 1] ** 2
+    sq = np.vstack([np.zeros((1, d)), np.cumsum(eps * eps, axis=0)])
+    v1 = sq[n] - sq[lags + 1]            # sums of eps[i + 1:] ** 2
+    v2 = sq[n - lags - 1]                # sums of eps[:n - i - 1] ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         acorr = np.abs(cross) / np.sqrt(v1 * v2)
-    small = acorr < band
-    opt_m = None
-    for i in range(kn, m_max + 1):       # the first run of kn insignificant lags
-        if small[i - kn:i].all():
-            opt_m = i - kn
-            break
-    m = min(2 * max(opt_m, 1) if opt_m is not None else m_max, m_max)
-    k = np.arange(1, m + 1)
-    lam = np.where(k / m <= 0.5, 1.0, 2.0 * (1.0 - k / m))
-    g = float(np.sum(2.0 * lam * k * acv[1:m + 1]))
-    lr = float(acv[0] + np.sum(2.0 * lam * acv[1:m + 1]))
-    if lr == 0.0:  # (a negative estimate, strong dependence in a short series: long blocks)
-        return (b_max, b_max) if g != 0.0 else (1.0, 1.0)
-    b_sb = (2.0 * g * g / (2.0 * lr * lr)) ** (1 / 3) * n ** (1 / 3)
-    b_cb = (2.0 * g * g / (4 / 3 * lr * lr)) ** (1 / 3) * n ** (1 / 3)
-    return min(b_sb, b_max), min(b_cb, b_max)
+    small = (acorr < band).astype(np.int64)
+    # the first run of kn insignificant lags among 1..m_max: the window sums of `small`
+    run = np.cumsum(np.vstack([np.zeros((1, d), np.int64), small]), axis=0)
+    full = (run[kn:m_max + 1] - run[:m_max + 1 - kn]) == kn   # row j: lags j..j+kn-1
+    found = full.any(axis=0)
+    opt_m = np.argmax(full, axis=0)
+    m = np.where(found, np.minimum(2 * np.maximum(opt_m, 1), m_max), m_max)
+    k = np.arange(1, m_max + 1)[:, None]
+    kk = k / m[None, :]
+    lam = np.where(kk <= 0.5, 1.0, 2.0 * (1.0 - kk)) * (k <= m[None, :])
+    g = np.sum(2.0 * lam * k * acv[1:], axis=0)
+    lr = acv[0] + np.sum(2.0 * lam * acv[1:], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b_sb = (2.0 * g * g / (2.0 * lr * lr)) ** (1 / 3) * n ** (1 / 3)
+        b_cb = (2.0 * g * g / (4 / 3 * lr * lr)) ** (1 / 3) * n ** (1 / 3)
+    # a negative estimate (strong dependence in a short series): long blocks
+    zero_lr = lr == 0.0
+    edge = np.where(g != 0.0, b_max, 1.0)
+    b_sb = np.where(zero_lr, edge, np.minimum(b_sb, b_max))
+    b_cb = np.where(zero_lr, edge, np.minimum(b_cb, b_max))
+    flat = cross[0] <= 0.0               # a constant column
+    return np.where(flat, 1.0, b_sb), np.where(flat, 1.0, b_cb)
 
 
 def _principal(a: np.ndarray, k: int) -> np.ndarray:
-    """The first `k` principal component scores of the columns of `a` (centred)."""
+    """The first `k` principal component scores of the columns of `a` (centred; a
+    column constant up to rounding is a column of zeros, not rounding noise)."""
+    raw = np.einsum("ij,ij->j", a, a)
     a = a - a.mean(axis=0)
+    a[:, np.einsum("ij,ij->j", a, a) <= _ROUNDING * raw] = 0.0
     if a.shape[1] <= k:
         return a
-    vals, vecs = np.linalg.eigh(a.T @ a)     # (columns x columns): cheap for n >> columns
-    return a @ vecs[:, np.argsort(vals)[::-1][:k]]
+    m = a.shape[1]
+    # the top k eigenvectors of the columns x columns matrix (cheap for n >> columns)
+    vals, vecs, _, _, info = lapack.dsyevr(a.T @ a, compute_v=1, range="I", il=m - k + 1,
+                                          iu=m)
+    if info != 0:  # pragma: no cover - LAPACK's failure to converge
+        raise np.linalg.LinAlgError("the principal components did not converge")
+    return a @ vecs[:, :k][:, ::-1]
+
+
+@functools.lru_cache(maxsize=8)
+def _evenly(n: int, m: int) -> np.ndarray:
+    """At most `m` evenly spaced row indices of `n` rows (read-only)."""
+    out = np.linspace(0, n - 1, min(n, m)).astype(np.int64)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _upper(m: int) -> np.ndarray:
+    """The flat indices of the strict upper triangle of an m x m matrix (read-only)."""
+    i, j = np.triu_indices(m, 1)
+    out = i * m + j
+    out.flags.writeable = False
+    return out
+
+
+def _median_distance(dist: np.ndarray) -> float:
+    """The median of ``sqrt(max(d, 0))`` over the strict upper triangle of the squared
+    distances `dist`: the two middle order statistics of the squares, then their roots
+    (the root is monotone: the same number as the median of the roots)."""
+    v = np.maximum(dist.ravel()[_upper(dist.shape[0])], 0.0)
+    if v.size == 0:
+        return 1.0
+    k = v.size // 2
+    if v.size % 2:
+        return float(np.sqrt(np.partition(v, k)[k]))
+    part = np.partition(v, (k - 1, k))
+    return float((np.sqrt(part[k - 1]) + np.sqrt(part[k])) / 2.0)
+
+
+@functools.lru_cache(maxsize=8)
+def _draws(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The random Fourier features' frequencies (at bandwidth 1) and phases for `d`
+    columns: a fixed seed, so the feature series are a function of the data (read-only)."""
+    gen = np.random.default_rng(20040101)
+    w = gen.standard_normal((d, _N_FEATURES))
+    b = gen.uniform(0.0, 2.0 * np.pi, _N_FEATURES)
+    w.flags.writeable = False
+    b.flags.writeable = False
+    return w, b
 
 
 def feature_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.ndarray:
@@ -152,19 +226,17 @@ def feature_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.ndarra
     n, d = z.shape
     top = np.max(np.abs(z), axis=0)
     z = z / np.where(top > 0, top, 1.0)      # (huge data must not overflow)
-    sd = z.std(axis=0)
-    z = (z - z.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    z = z - z.mean(axis=0)
+    sd = np.sqrt(np.einsum("ij,ij->j", z, z) / n)    # (np.std's numbers)
+    z /= np.where(sd > 0, sd, 1.0)
     # the median heuristic on at most 100 evenly spaced rows
-    sub = z[np.linspace(0, n - 1, min(n, 100)).astype(np.int64)]
+    sub = z[_evenly(n, 100)]
     sq = np.sum(sub * sub, axis=1)
     dist = sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T
-    iu = np.triu_indices(sub.shape[0], 1)
-    med = float(np.median(np.sqrt(np.maximum(dist[iu], 0.0)))) if iu[0].size else 1.0
+    med = _median_distance(dist)
     width = med if med > 0 else 1.0
-    gen = np.random.default_rng(20040101)
-    w = gen.standard_normal((d, _N_FEATURES)) / width
-    b = gen.uniform(0.0, 2.0 * np.pi, _N_FEATURES)
-    feats = np.cos(z @ w + b)
+    w, b = _draws(d)
+    feats = np.cos(z @ (w / width) + b)
     cols = [z, feats]
     if windows:
         edges = np.cumsum((0,) + tuple(windows))
@@ -334,10 +406,9 @@ def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> Auto
         series = feature_series(arr, windows)
         k = min(np.asarray(arr).reshape(arr.shape[0], -1).shape[1], _MAX_COLUMNS)
         r1 = max(r1, _lag1_of(series[:, :k]))
-        for col in series.T:
-            sb, cb = politis_white(col)
-            b_sb, b_cb = max(b_sb, sb), max(b_cb, cb)
-            count += 1
+        sb, cb = politis_white_columns(series)
+        b_sb, b_cb = max(b_sb, float(sb.max())), max(b_cb, float(cb.max()))
+        count += series.shape[1]
         z = max(z, persistence(series, volatility_series(arr, windows)))
     n = arrays[0].shape[0]
     effective = n * (1.0 - r1) / (1.0 + r1)

@@ -45,7 +45,7 @@ import numpy as np
 
 from . import _plan
 from ._docs import shared_docs
-from ._serial import politis_white
+from ._serial import politis_white_columns
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample, check_positive_int
 from .problems.lagged import CrossDependenceProblem
@@ -79,7 +79,8 @@ def optimal_block_length(x: ArrayLike) -> np.ndarray:
     [[43. 43.]]
     """
     a = as_sample(x, "x")
-    return np.array([politis_white(col) for col in a.T])
+    sb, cb = politis_white_columns(a)
+    return np.column_stack([sb, cb])
 
 
 def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",

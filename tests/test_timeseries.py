@@ -21,7 +21,8 @@ import pytest
 from scipy import stats
 
 import kmtests
-from kmtests._serial import auto_length, politis_white
+from kmtests._serial import (auto_length, feature_series, politis_white,
+                              politis_white_columns)
 from kmtests.null import WildBootstrap
 from kmtests.problems.schemes import Blocks
 from kmtests.timeseries import cross_dependence_test, drift_test, optimal_block_length
@@ -69,6 +70,42 @@ def test_optimal_block_length_is_per_column_and_grows_with_the_dependence():
     with pytest.raises(ValueError, match="at least 8"):
         politis_white(np.arange(5.0))
     assert politis_white(np.ones(50)) == (1.0, 1.0)
+
+
+def test_politis_white_columns_is_each_column_on_its_own():
+    """The rule on all columns at once (the automatic length's path) gives each column
+    the lengths it gets alone: the truncation lag and the insignificance run are per
+    column, whatever the neighbours (a constant, a near-periodic, an i.i.d. column)."""
+    gen = np.random.default_rng(3)
+    n = 300
+    cols = [_ar1(gen, n, 0.9), np.full(n, 2.0), np.sin(np.arange(n) / 5.0),
+            gen.normal(size=n), _ar1(gen, n, -0.5), _ar1(gen, n, 0.5)]
+    sb, cb = politis_white_columns(np.column_stack(cols))
+    for j, c in enumerate(cols):
+        assert (sb[j], cb[j]) == pytest.approx(politis_white(c), rel=1e-12), j
+        one = politis_white_columns(c[:, None])
+        assert abs(sb[j] - one[0][0]) <= 1e-12 * sb[j] and abs(cb[j] - one[1][0]) <= 1e-12 * cb[j]
+    assert (sb[1], cb[1]) == (1.0, 1.0)
+
+
+def test_politis_white_takes_its_smallest_series():
+    """Eight observations (the documented minimum): at most n - 1 lags (an
+    IndexError before)."""
+    b = politis_white(np.random.default_rng(4).normal(size=8))
+    assert all(np.isfinite(b)) and 1.0 <= min(b)
+
+
+def test_a_constant_column_adds_no_dependence_to_the_automatic_length():
+    """A constant series has feature series of exact zeros, not of rounding noise (which
+    made the persistence check fire, z = 48, and the blocks the longest allowed)."""
+    gen = np.random.default_rng(5)
+    y = _ar1(gen, 200, 0.5)[:, None]
+    const = np.full((200, 1), 1.0)
+    assert not np.any(feature_series(const))
+    both, alone = auto_length([const, y]), auto_length([y])
+    assert (both.block, both.multiplier, both.persistent) == (
+        alone.block, alone.multiplier, alone.persistent)
+    assert both.persistent < 2.0
 
 
 def test_auto_length_sees_volatility_clustering_through_the_kernel_features():
