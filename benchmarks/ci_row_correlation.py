@@ -1,0 +1,193 @@
+"""Issue 29, fourth session: does the regression's residual-maker explain the
+conditional test's excess rejections on a multivariate z?
+
+KCI's null law (Zhang et al., 2011; the gamma of ``kmtests.statistics.null_laws.kci_gamma``)
+takes the rows of the residual features as independent: its mean is
+``sum_t Kx~_tt Ky~_tt / n^2``. But the residuals are ``R_x`` and ``R_y`` (``I`` minus
+the regressions' smoothers) applied to independent rows, and the smoothers correlate
+neighbouring rows. In a homoscedastic model of the residual features (rows independent,
+``E[e_i e_i'] = S``) the null mean of ``T = sum(Kx~ o Ky~) / n^2`` is
+``s_x s_y sum_ts A_x o A_y / n^2`` with ``A = R H R`` (``H`` the centring), against
+``s_x s_y sum_t A_x,tt A_y,tt / n^2`` for the diagonal approximation: larger by the factor
+
+    c = sum_ts (A_x o A_y) / sum_t A_x,tt A_y,tt  (>= 1 when the smoothers are alike).
+
+The script measures, on the same data sets as ``ci_multiz_default.py`` and
+``ci_level.py``, the rejections at 5% of
+
+* ``kci``: the package's p-value (checked equal to ``conditional_independence_test``'s);
+* ``scaled``: the gamma law of ``T / c`` (mean times c, variance times c^2: in the
+  model above the variance ratio on ``index3`` is c^2 to 0.1%);
+* ``mean-var-c``: mean and variance times c;
+* ``model``: the gamma law with the model's own mean and variance (the feature spectra's
+  first two moments estimated from ``tr Kx~`` and ``||Kx~||_F``; Gaussian features).
+
+and, as a check of the model on the null data sets, the mean over the data sets of ``T``
+over KCI's null mean (``t_over_mean``, with its standard error): under the model its
+expectation is about the mean of c (``c_mean``).
+
+Writes ``benchmarks/results/ci_row_correlation.csv`` (one row per design, dep and range
+of data sets); ``--check-model`` checks the model's moments by Monte Carlo. Run from the
+repository root::
+
+    OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/ci_row_correlation.py \\
+        --cells index3,pnl3 --reps 300 --first 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import ci_level as lv
+import kmtests
+from kmtests.kernels import Gaussian
+from kmtests.problems.conditional import standardized
+from kmtests.statistics.kci import KCI
+from kmtests.statistics.null_laws import _gamma_sf, kci_gamma
+from kmtests.statistics.residual_cache import fitted_kernel
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "results" / "ci_row_correlation.csv"
+VARIANTS = ("kci", "scaled", "mean-var-c", "model")
+
+
+def pvalues(x: np.ndarray, y: np.ndarray, z: np.ndarray
+            ) -> tuple[dict[str, float], float, float]:
+    """The p-values of the variants on one data set, c, and ``T`` over KCI's null mean."""
+    n = x.shape[0]
+    dz = z.shape[1]
+    stat = KCI(Gaussian(), Gaussian(), Gaussian()).resolved(dz, SimpleNamespace(name="exact"))
+    stat.cache = False
+    xs, ys, zs = standardized(x), standardized(y), standardized(z)
+    xa = np.hstack([xs, 0.5 * zs])
+    kx = fitted_kernel(stat.kernel_x, xa, "x", cache=False)
+    ky = fitted_kernel(stat.kernel_y, ys, "y", cache=False)
+    rx, ry = stat._residuals(zs, (kx, xa, "x"), (ky, ys, "y"))
+    Kx, Ky = rx.gram, ry.gram
+    T = float(np.sum(Kx * Ky)) / n**2
+    p_kci, _ = kci_gamma(Kx, Ky, T)
+    M = Kx * Ky
+    mean, var = float(np.trace(M)) / n**2, 2.0 * float(np.sum(M * M)) / n**4
+    H = np.eye(n) - 1.0 / n
+    Rx, Ry = rx.fit.residual_operator(), ry.fit.residual_operator()
+    Ax, Ay = Rx @ H @ Rx, Ry @ H @ Ry
+    c = float(np.sum(Ax * Ay) / np.sum(np.diag(Ax) * np.diag(Ay)))
+    out = {"kci": p_kci,
+           "scaled": _gamma_sf(T / c, mean, var)[0],
+           "mean-var-c": _gamma_sf(T, mean * c, var * c)[0]}
+    # the homoscedastic Gaussian-feature model's own moments
+    trA, trB, fA, fB = np.trace(Ax), np.trace(Ay), np.sum(Ax * Ax), np.sum(Ay * Ay)
+    s1x, s1y = np.trace(Kx) / trA, np.trace(Ky) / trB
+    s2x = min(max((np.sum(Kx * Kx) - s1x**2 * fA) / (trA**2 + fA), 0.0), s1x**2)
+    s2y = min(max((np.sum(Ky * Ky) - s1y**2 * fB) / (trB**2 + fB), 0.0), s1y**2)
+    mm = model_moments(Ax, Ay, s1x, s2x, s1y, s2y)
+    out["model"] = _gamma_sf(T, mm["mean"] / n**2, mm["var"] / n**4)[0]
+    return out, c, T / mean
+
+
+def model_moments(Ax: np.ndarray, Ay: np.ndarray, s1x: float, s2x: float, s1y: float,
+                  s2y: float) -> dict[str, float]:
+    """The model's mean and variance of ``n^2 T`` and its trace and Frobenius moments of
+    ``Kx~`` (feature spectra with sums `s1` and sums of squares `s2`)."""
+    B = Ax @ Ay
+    trS, S2 = float(np.trace(B)), float(np.sum(B * B.T))
+    fA = float(np.sum(Ax * Ax))
+    return {"mean": s1x * s1y * trS,
+            "var": 2 * (s2x * s1y**2 * S2 + s1x**2 * s2y * S2 + s2x * s2y * (trS**2 + S2)),
+            "trace": s1x * float(np.trace(Ax)),
+            "frobenius": s2x * (float(np.trace(Ax)) ** 2 + fA) + s1x**2 * fA}
+
+
+def check_model(sims: int = 100_000) -> None:
+    """Monte Carlo of the model's moments on random operators ``P`` (``A = P P'``):
+    Gaussian features with spectra (1, 0.5, 0.2) and (0.7, 0.3), n = 30."""
+    gen = np.random.default_rng(1)
+    n = 30
+    Px = gen.standard_normal((n, n)) * 0.2 + np.eye(n)
+    Py = gen.standard_normal((n, n)) * 0.2 + np.eye(n)
+    lam, mu = np.array([1.0, 0.5, 0.2]), np.array([0.7, 0.3])
+    got: dict[str, list[float]] = {"T": [], "trace": [], "frobenius": []}
+    for _ in range(sims):
+        Ex = gen.standard_normal((n, lam.size)) * np.sqrt(lam)
+        Ey = gen.standard_normal((n, mu.size)) * np.sqrt(mu)
+        Kx, Ky = Px @ Ex @ Ex.T @ Px.T, Py @ Ey @ Ey.T @ Py.T
+        got["T"].append(float(np.sum(Kx * Ky)))
+        got["trace"].append(float(np.trace(Kx)))
+        got["frobenius"].append(float(np.sum(Kx * Kx)))
+    want = model_moments(Px @ Px.T, Py @ Py.T, lam.sum(), (lam**2).sum(), mu.sum(),
+                         (mu**2).sum())
+    T = np.array(got["T"])
+    for name, mc, model in (("mean", T.mean(), want["mean"]), ("var", T.var(), want["var"]),
+                            ("trace", np.mean(got["trace"]), want["trace"]),
+                            ("frobenius", np.mean(got["frobenius"]), want["frobenius"])):
+        print(f"{name}: Monte Carlo {mc:.6g}, model {model:.6g}, ratio {mc / model:.4f}")
+
+
+def cell(scenario: str, dep: float, first: int, reps: int, check: int) -> dict[str, Any]:
+    multi = scenario.startswith(("inter", "tz"))
+    hits = dict.fromkeys(VARIANTS, 0)
+    cs, ratios, cpu = [], [], 0.0
+    for rep in range(first, first + reps):
+        seed = (lv.seed_of("power", scenario, 200, dep, rep) if multi
+                else lv.seed_of(scenario, 200, dep, rep))
+        x, y, z = (np.asarray(a, dtype=float) for a in
+                   lv.draw(scenario, np.random.default_rng(seed), 200, dep))
+        c0 = time.process_time()
+        ps, c, ratio = pvalues(x, y, z)
+        cpu += time.process_time() - c0
+        if rep < first + check:   # the same p-value as the package's
+            ref = kmtests.conditional_independence_test(x, y, z).pvalue
+            assert abs(ref - ps["kci"]) <= 1e-9, (scenario, rep, ref, ps["kci"])
+        cs.append(c)
+        ratios.append(ratio)
+        for k in VARIANTS:
+            hits[k] += ps[k] <= 0.05
+    return {"scenario": scenario, "dep": dep, "first": first, "reps": reps,
+            **{k: hits[k] for k in VARIANTS}, "c_median": float(np.median(cs)),
+            "c_min": float(np.min(cs)), "c_max": float(np.max(cs)), "c_mean": float(np.mean(cs)),
+            "t_over_mean": float(np.mean(ratios)),
+            "t_over_mean_se": float(np.std(ratios) / np.sqrt(len(ratios))),
+            "cpu_per_set": cpu / reps}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cells", default="", help="comma-separated scenarios")
+    ap.add_argument("--check-model", action="store_true",
+                    help="only the Monte Carlo check of the model's moments")
+    ap.add_argument("--dep", type=float, default=0.0, help="0: the null; 0.1: power")
+    ap.add_argument("--reps", type=int, default=300)
+    ap.add_argument("--first", type=int, default=0)
+    ap.add_argument("--check", type=int, default=3,
+                    help="data sets on which the kci p-value is checked against the API")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    if args.check_model:
+        check_model()
+        return 0
+    rows = []
+    for scenario in args.cells.split(","):
+        row = cell(scenario, args.dep, args.first, args.reps, args.check)
+        print(row, flush=True)
+        rows.append(row)
+    new = pd.DataFrame(rows)
+    if args.out.exists():
+        old = pd.read_csv(args.out)
+        key = ["scenario", "dep", "first", "reps"]
+        old = old[~old.set_index(key).index.isin(new.set_index(key).index)]
+        new = pd.concat([old, new], ignore_index=True)
+    new.to_csv(args.out, index=False, float_format="%.4g")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
