@@ -76,10 +76,6 @@ __all__ = ["AutoLength", "auto_length", "feature_series", "persistence", "politi
 #: stationary-bootstrap length itself: longer ones made its level worse (27, 32, 34).
 _SCALE = 3.0
 
-#: a centred column whose sum of squares is at most this share of the raw column's is
-#: constant up to rounding (a constant column minus its computed mean)
-_ROUNDING = 1e-24
-
 #: random Fourier features drawn for the kernel feature series, and their components kept
 _N_FEATURES, _N_COMPONENTS, _MAX_COLUMNS = 64, 3, 5
 
@@ -157,7 +153,10 @@ def _principal(a: np.ndarray, k: int) -> np.ndarray:
     column constant up to rounding is a column of zeros, not rounding noise)."""
     raw = np.einsum("ij,ij->j", a, a)
     a = a - a.mean(axis=0)
-    a[:, np.einsum("ij,ij->j", a, a) <= _ROUNDING * raw] = 0.0
+    # constant up to rounding: a spread of at most n machine epsilons of the values (a
+    # constant column minus its computed mean keeps a few)
+    tol = (a.shape[0] * np.finfo(np.float64).eps) ** 2
+    a[:, np.einsum("ij,ij->j", a, a) <= tol * raw] = 0.0
     if a.shape[1] <= k:
         return a
     m = a.shape[1]
@@ -227,7 +226,7 @@ def feature_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.ndarra
     top = np.max(np.abs(z), axis=0)
     z = z / np.where(top > 0, top, 1.0)      # (huge data must not overflow)
     z = z - z.mean(axis=0)
-    sd = np.sqrt(np.einsum("ij,ij->j", z, z) / n)    # (np.std's numbers)
+    sd = np.sqrt(np.einsum("ij,ij->j", z, z) / n)    # (np.std, in one pass)
     z /= np.where(sd > 0, sd, 1.0)
     # the median heuristic on at most 100 evenly spaced rows
     sub = z[_evenly(n, 100)]

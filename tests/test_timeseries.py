@@ -102,6 +102,10 @@ def test_a_constant_column_adds_no_dependence_to_the_automatic_length():
     y = _ar1(gen, 200, 0.5)[:, None]
     const = np.full((200, 1), 1.0)
     assert not np.any(feature_series(const))
+    for c, n in ((3.7, 16), (-2.5e-7, 200), (np.pi, 5001)):
+        assert not np.any(feature_series(np.full((n, 2), c))), (c, n)
+    # a large offset with a unit spread is not constant
+    assert np.abs(feature_series(1e10 + gen.normal(size=200))).max() > 0.1
     both, alone = auto_length([const, y]), auto_length([y])
     assert (both.block, both.multiplier, both.persistent) == (
         alone.block, alone.multiplier, alone.persistent)
