@@ -60,7 +60,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.linalg import lapack
 
 from ._warnings import SerialDependenceWarning
 
@@ -159,6 +158,8 @@ def _principal(a: np.ndarray, k: int) -> np.ndarray:
     a[:, np.einsum("ij,ij->j", a, a) <= tol * raw] = 0.0
     if a.shape[1] <= k:
         return a
+    from scipy.linalg import lapack  # (not at import: the problems import this module)
+
     m = a.shape[1]
     # the top k eigenvectors of the columns x columns matrix (cheap for n >> columns)
     vals, vecs, _, _, info = lapack.dsyevr(a.T @ a, compute_v=1, range="I", il=m - k + 1,
