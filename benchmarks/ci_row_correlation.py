@@ -27,7 +27,9 @@ over KCI's null mean (``t_over_mean``, with its standard error): under the model
 expectation is about the mean of c (``c_mean``).
 
 Writes ``benchmarks/results/ci_row_correlation.csv`` (one row per design, dep and range
-of data sets); ``--check-model`` checks the model's moments by Monte Carlo. Run from the
+of data sets); ``--check-model`` checks the model's moments by Monte Carlo;
+``--decompose 3`` says which part of the residuals the model fits (see
+:func:`decompose`). Run from the
 repository root::
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/ci_row_correlation.py \\
@@ -131,6 +133,54 @@ def check_model(sims: int = 100_000) -> None:
         print(f"{name}: Monte Carlo {mc:.6g}, model {model:.6g}, ratio {mc / model:.4f}")
 
 
+def decompose(dz: int, reps: int) -> dict[str, Any]:
+    """Which part of the residuals the model fits: on the ``index`` null design (x =
+    sin(2 u'z) + 0.3 e, y = cos(2 v'z) + 0.3 e'; seeds 5000 + i), the package's
+    regressions (fitted on the data) applied to the Gram matrices of (a) the data (x
+    augmented by z / 2), (b) the noises e, e' alone, (c) e augmented by z / 2, (d) x
+    without the augmentation; the mean of ``T`` over KCI's null mean for each, against
+    the mean of c."""
+    stat = KCI(Gaussian(), Gaussian(), Gaussian()).resolved(dz, SimpleNamespace(name="exact"))
+    stat.cache = False
+    u = np.ones(dz) / np.sqrt(dz)
+    v = np.where(np.arange(dz) % 2 == 0, 1.0, -1.0) / np.sqrt(dz)
+    n = 200
+    H = np.eye(n) - 1.0 / n
+    keys = ("data", "noise", "noise augmented", "data not augmented")
+    ratios: dict[str, list[float]] = {k: [] for k in keys}
+    cs = []
+
+    def centred(a: np.ndarray) -> np.ndarray:
+        return fitted_kernel(Gaussian(), a, "x", cache=False).centred_gram(a, name="x").Kc
+
+    for rep in range(reps):
+        gen = np.random.default_rng(5000 + rep)
+        z = gen.normal(size=(n, dz))
+        ex, ey = gen.normal(size=(n, 1)), gen.normal(size=(n, 1))
+        x = np.sin(2 * z @ u)[:, None] + 0.3 * ex
+        y = np.cos(2 * z @ v)[:, None] + 0.3 * ey
+        xs, ys, zs = standardized(x), standardized(y), standardized(z)
+        es, fs = standardized(ex), standardized(ey)
+        xa = np.hstack([xs, 0.5 * zs])
+        kx = fitted_kernel(stat.kernel_x, xa, "x", cache=False)
+        ky = fitted_kernel(stat.kernel_y, ys, "y", cache=False)
+        rx, ry = stat._residuals(zs, (kx, xa, "x"), (ky, ys, "y"))
+        Rx, Ry = rx.fit.residual_operator(), ry.fit.residual_operator()
+        Ax, Ay = Rx @ H @ Rx, Ry @ H @ Ry
+        cs.append(float(np.sum(Ax * Ay) / np.sum(np.diag(Ax) * np.diag(Ay))))
+        grams = {"data": (centred(xa), centred(ys)), "noise": (centred(es), centred(fs)),
+                 "noise augmented": (centred(np.hstack([es, 0.5 * zs])), centred(fs)),
+                 "data not augmented": (centred(xs), centred(ys))}
+        for k, (Kx0, Ky0) in grams.items():
+            Kx, Ky = rx.fit.residual_gram(Kx0), ry.fit.residual_gram(Ky0)
+            ratios[k].append(float(np.sum(Kx * Ky) / np.sum(np.diag(Kx) * np.diag(Ky))))
+    out: dict[str, Any] = {"design": f"index{dz}", "reps": reps, "c_mean": float(np.mean(cs))}
+    for k in keys:
+        a = np.array(ratios[k])
+        out[k] = f"{a.mean():.3f} +- {a.std() / np.sqrt(reps):.3f}"
+    return out
+
+
 def cell(scenario: str, dep: float, first: int, reps: int, check: int) -> dict[str, Any]:
     multi = scenario.startswith(("inter", "tz"))
     hits = dict.fromkeys(VARIANTS, 0)
@@ -163,6 +213,8 @@ def main() -> int:
     ap.add_argument("--cells", default="", help="comma-separated scenarios")
     ap.add_argument("--check-model", action="store_true",
                     help="only the Monte Carlo check of the model's moments")
+    ap.add_argument("--decompose", type=int, default=0, metavar="DZ",
+                    help="only the decomposition of the index design with DZ coordinates")
     ap.add_argument("--dep", type=float, default=0.0, help="0: the null; 0.1: power")
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--first", type=int, default=0)
@@ -173,6 +225,9 @@ def main() -> int:
     warnings.simplefilter("ignore")
     if args.check_model:
         check_model()
+        return 0
+    if args.decompose:
+        print(decompose(args.decompose, args.reps), flush=True)
         return 0
     rows = []
     for scenario in args.cells.split(","):
