@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 import ci_level as lv
+from dependent_streams import merge_rows
 import kmtests
 from kmtests.estimators import ConditionalMeanEmbedding
 
@@ -86,13 +86,7 @@ def main() -> int:
             row = cell(scenario, args.dep, args.first, args.reps, name)
             print(row, flush=True)
             rows.append(row)
-    new = pd.DataFrame(rows)
-    if args.out.exists():
-        old = pd.read_csv(args.out)
-        key = ["scenario", "dep", "config", "first", "reps"]
-        old = old[~old.set_index(key).index.isin(new.set_index(key).index)]
-        new = pd.concat([old, new], ignore_index=True)
-    new.to_csv(args.out, index=False, float_format="%.4g")
+    merge_rows(args.out, rows, ("scenario", "dep", "config", "first", "reps"))
     return 0
 
 

@@ -57,13 +57,17 @@ def process(name: str, gen: np.random.Generator, n: int) -> np.ndarray:
     raise ValueError(f"unknown process {name!r}")
 
 
-def merge_rows(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write `rows` to the cell's CSV, keeping the rows of the nulls not run now (a run
-    with ``--only`` adds or replaces its nulls' rows and leaves the others)."""
+def merge_rows(path: Path, rows: list[dict[str, Any]], key: tuple[str, ...] = ("null",)
+               ) -> None:
+    """Write `rows` to the CSV at `path`, keeping its rows whose `key` columns match no
+    new row (a run with ``--only`` adds or replaces its nulls' rows and leaves the
+    others)."""
     import pandas as pd
 
     new = pd.DataFrame(rows)
     if path.exists():
         old = pd.read_csv(path)
-        new = pd.concat([old[~old["null"].isin(new["null"])], new], ignore_index=True)
+        cols = list(key)
+        kept = ~old.set_index(cols).index.isin(new.set_index(cols).index)
+        new = pd.concat([old[kept], new], ignore_index=True)
     new.to_csv(path, index=False, float_format="%.4g")

@@ -456,7 +456,9 @@ def _undersmoothed(filt: str, x: np.ndarray, lam: float, factor: float, max_df: 
     """``lam / factor``, or the smallest ``lam`` above it whose regression has at most
     `max_df` degrees of freedom (undersmoothing's bound, within the search's: it does not
     reopen the interpolation the search excludes), found by bisection in ``log lam`` (the
-    degrees of freedom decrease with ``lam``); `lam` itself is within the bound."""
+    degrees of freedom decrease with ``lam``); `lam` itself when it has `max_df` or more."""
+    if float(shrink_factor(filt, x, lam).sum()) >= max_df:
+        return lam
     low = lam / factor
     if float(shrink_factor(filt, x, low).sum()) <= max_df:
         return low
@@ -610,10 +612,8 @@ class ConditionalMeanEmbedding:
                                                           np.nan))), scores.shape)
         lam = float(grids[i][j])
         if self.undersmooth != 1.0:
-            cap = min(self.max_df, self.undersmooth_max_df) * (n - 1)
-            if float(shrink_factor(self.filter, specs[i].kappa / n, lam).sum()) < cap:
-                lam = _undersmoothed(self.filter, specs[i].kappa / n, lam, self.undersmooth,
-                                     cap)
+            lam = _undersmoothed(self.filter, specs[i].kappa / n, lam, self.undersmooth,
+                                 min(self.max_df, self.undersmooth_max_df) * (n - 1))
         h = shrink_factor(self.filter, specs[i].kappa / n, lam)
         return FittedRegression(specs[i], h, lam, self.criterion, float(scores[i, j]), scores,
                                 grids[i])
