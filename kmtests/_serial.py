@@ -284,17 +284,22 @@ def volatility_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.nda
     components if there are more) to their medians, centred (within `windows`): the
     series in which volatility clustering (GARCH returns) is autocorrelated, weakly at
     every lag but for long."""
-    z = np.asarray(data, dtype=np.float64)
-    if z.ndim == 1:
-        z = z[:, None]
-    top = np.max(np.abs(z), axis=0)
-    z = z / np.where(top > 0, top, 1.0)
-    z = _principal(z, _MAX_COLUMNS)
+    z = _volatility_data(data)
     a = np.empty_like(z)
     edges = np.cumsum((0,) + (tuple(windows) or (z.shape[0],)))
     for lo, hi in zip(edges[:-1], edges[1:]):
         a[lo:hi] = np.abs(z[lo:hi] - np.median(z[lo:hi], axis=0))
     return a - a.mean(axis=0)
+
+
+def _volatility_data(data: np.ndarray) -> np.ndarray:
+    """The columns whose distances to their medians are :func:`volatility_series`: the
+    data scaled by their largest absolute values (their first 5 principal components)."""
+    z = np.asarray(data, dtype=np.float64)
+    if z.ndim == 1:
+        z = z[:, None]
+    top = np.max(np.abs(z), axis=0)
+    return _principal(z / np.where(top > 0, top, 1.0), _MAX_COLUMNS)
 
 
 def _acf_sum_z(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -400,17 +405,30 @@ class AutoLength:
 def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> AutoLength:
     """The automatic lengths for `arrays` (the data of each role, rows in time order;
     see the module docs). `windows` as for :func:`feature_series` (one array): two
-    windows of one series (at least 8 blocks), else paired series (at least 6)."""
-    b_sb, b_cb, count, z, r1 = 1.0, 1.0, 0, 0.0, 0.0
+    windows of one series (at least 8 blocks), else paired series (at least 6).
+
+    The sums over the series (:func:`politis_white_columns`, :func:`persistence`, the
+    lag-1 autocorrelations) run in one compiled call (:mod:`kmtests._jit_serial`), the
+    same numbers up to rounding."""
+    from ._jit_serial import rule_sums  # numba loads on first use
+
+    series, vol, lag1_cols, count = [], [], [], 0
     for arr in arrays:
-        series = feature_series(arr, windows)
+        series.append(feature_series(arr, windows))
+        vol.append(_volatility_data(arr))
+        # the lag-1 autocorrelations of the data's own columns (the first of the series)
         k = min(np.asarray(arr).reshape(arr.shape[0], -1).shape[1], _MAX_COLUMNS)
-        r1 = max(r1, _lag1_of(series[:, :k]))
-        sb, cb = politis_white_columns(series)
-        b_sb, b_cb = max(b_sb, float(sb.max())), max(b_cb, float(cb.max()))
-        count += series.shape[1]
-        z = max(z, persistence(series, volatility_series(arr, windows)))
+        lag1_cols.extend(range(count, count + k))
+        count += series[-1].shape[1]
     n = arrays[0].shape[0]
+    if n < 8:
+        raise ValueError(f"an automatic block length needs at least 8 observations; got {n}.")
+    m = int(math.ceil(math.sqrt(n)))
+    far, near = ((m + 1, 2 * m), (_SHORT + 1, _SHORT + m)) if n >= 4 * m else ((0, -1), (0, -1))
+    edges = np.cumsum((0,) + (tuple(windows) or (n,))).astype(np.int64)
+    b_sb, b_cb, z, r1 = rule_sums(np.ascontiguousarray(np.hstack(series)),
+                                  np.asarray(lag1_cols, dtype=np.int64),
+                                  np.ascontiguousarray(np.hstack(vol)), edges, far, near)
     effective = n * (1.0 - r1) / (1.0 + r1)
     fewest = _MIN_BLOCKS_WINDOWS if windows else _MIN_BLOCKS_PAIRED
     cap = max(1, n // fewest)
