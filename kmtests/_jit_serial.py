@@ -31,7 +31,7 @@ from numba import njit
 
 from .engines._numba_cache import enable_caching
 
-__all__ = ["politis_white_column", "rule_sums"]
+__all__ = ["kernel_features", "median_distance", "politis_white_column", "rule_sums"]
 
 
 @njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
@@ -152,5 +152,78 @@ def rule_sums(series: np.ndarray, lag1_cols: np.ndarray, vol: np.ndarray,
     return b_sb, b_cb, z, r1
 
 
-for _f in (politis_white_column, _acf_sum_z, rule_sums):
+@njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
+def median_distance(sq: np.ndarray, twice: np.ndarray) -> float:  # pragma: no cover - compiled
+    """The median of the distances between the rows of a matrix ``s`` from NumPy's
+    ``sq = np.sum(s * s, axis=1)`` and ``twice = (2 s) @ s.T``: the squared distances
+    ``sq_i + sq_j - twice_ij`` of the strict upper triangle as NumPy's broadcast computes
+    them (clipped at 0), their middle order statistics and the mean of their roots (the
+    root is monotone): the number of ``np.median`` of the roots, bit for bit."""
+    m = sq.shape[0]
+    v = np.empty(m * (m - 1) // 2)
+    p = 0
+    for i in range(m):
+        for j in range(i + 1, m):
+            dij = sq[i] + sq[j] - twice[i, j]
+            v[p] = dij if dij > 0.0 else 0.0
+            p += 1
+    if p == 0:
+        return 1.0
+    k = p // 2
+    part = np.partition(v, k)
+    if p % 2:
+        return math.sqrt(part[k])
+    return (math.sqrt(part[:k].max()) + math.sqrt(part[k])) / 2.0
+
+
+@njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
+def kernel_features(proj: np.ndarray, phase: np.ndarray, edges: np.ndarray
+                    ) -> np.ndarray:  # pragma: no cover - compiled
+    """The random Fourier features ``cos(proj + phase)`` of :func:`kmtests._serial.feature_series`,
+    centred within the windows ``edges[w]:edges[w + 1]`` (if there are two or more),
+    then centred, a column constant up to rounding (relative to the features' sums of
+    squares before the centring) set to zeros: the steps of
+    :func:`kmtests._serial._principal`'s start, in one pass over the rows each, written
+    over `proj`. Column sums run row after row, as NumPy's sums over the rows of a
+    C-contiguous array do."""
+    n, c = proj.shape
+    for t in range(n):
+        for j in range(c):
+            proj[t, j] = math.cos(proj[t, j] + phase[j])
+    raw = np.zeros(c)
+    for t in range(n):
+        for j in range(c):
+            raw[j] += proj[t, j] * proj[t, j]
+    mean = np.empty(c)
+    if edges.shape[0] > 2:
+        for w in range(edges.shape[0] - 1):
+            lo, hi = edges[w], edges[w + 1]
+            mean[:] = 0.0
+            for t in range(lo, hi):
+                for j in range(c):
+                    mean[j] += proj[t, j]
+            for j in range(c):
+                mean[j] /= hi - lo
+            for t in range(lo, hi):
+                for j in range(c):
+                    proj[t, j] -= mean[j]
+    mean[:] = 0.0
+    for t in range(n):
+        for j in range(c):
+            mean[j] += proj[t, j]
+    for j in range(c):
+        mean[j] /= n
+    spread = np.zeros(c)
+    for t in range(n):
+        for j in range(c):
+            proj[t, j] -= mean[j]
+            spread[j] += proj[t, j] * proj[t, j]
+    tol = (n * np.finfo(np.float64).eps) ** 2
+    for j in range(c):
+        if spread[j] <= tol * raw[j]:
+            proj[:, j] = 0.0
+    return proj
+
+
+for _f in (politis_white_column, _acf_sum_z, rule_sums, median_distance, kernel_features):
     enable_caching(_f)

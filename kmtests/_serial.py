@@ -200,29 +200,6 @@ def _evenly(n: int, m: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _upper(m: int) -> np.ndarray:
-    """The flat indices of the strict upper triangle of an m x m matrix (read-only)."""
-    i, j = np.triu_indices(m, 1)
-    out = i * m + j
-    out.flags.writeable = False
-    return out
-
-
-def _median_distance(dist: np.ndarray) -> float:
-    """The median of ``sqrt(max(d, 0))`` over the strict upper triangle of the squared
-    distances `dist`: the two middle order statistics of the squares, then their roots
-    (the root is monotone: the same number as the median of the roots)."""
-    v = np.maximum(dist.ravel()[_upper(dist.shape[0])], 0.0)
-    if v.size == 0:
-        return 1.0
-    k = v.size // 2
-    if v.size % 2:
-        return float(np.sqrt(np.partition(v, k)[k]))
-    part = np.partition(v, (k - 1, k))
-    return float((np.sqrt(part[k - 1]) + np.sqrt(part[k])) / 2.0)
-
-
-@functools.lru_cache(maxsize=8)
 def _draws(d: int) -> tuple[np.ndarray, np.ndarray]:
     """The random Fourier features' frequencies (at bandwidth 1) and phases for `d`
     columns: a fixed seed, so the feature series are a function of the data (read-only)."""
@@ -251,25 +228,26 @@ def feature_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.ndarra
     z = z - z.mean(axis=0)
     sd = np.sqrt(np.einsum("ij,ij->j", z, z) / n)    # (np.std, in one pass)
     z /= np.where(sd > 0, sd, 1.0)
-    # the median heuristic on at most 100 evenly spaced rows
+    # the median heuristic on at most 100 evenly spaced rows; the features' columns
+    # centred (within the windows) by one compiled pass (:mod:`kmtests._jit_serial`)
+    from ._jit_serial import kernel_features, median_distance  # numba loads on first use
+
     sub = z[_evenly(n, 100)]
-    sq = np.sum(sub * sub, axis=1)
-    dist = sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T
-    med = _median_distance(dist)
+    med = median_distance(np.sum(sub * sub, axis=1), (2.0 * sub) @ sub.T)
     width = med if med > 0 else 1.0
     w, b = _draws(d)
-    feats = np.cos(z @ (w / width) + b)
-    cols, raws = [z, feats], [None, None]
+    edges = np.cumsum((0,) + tuple(windows)).astype(np.int64)
+    feats = kernel_features(z @ (w / width), b, edges)
     if windows:
-        edges = np.cumsum((0,) + tuple(windows))
-        for c in range(2):
-            # (a column constant within each window is then zeros, not rounding noise)
-            raws[c] = np.einsum("ij,ij->j", cols[c], cols[c])
-            cols[c] = cols[c].copy()
-            for lo, hi in zip(edges[:-1], edges[1:]):
-                cols[c][lo:hi] -= cols[c][lo:hi].mean(axis=0)
-    return np.hstack([_principal(cols[0], _MAX_COLUMNS, raws[0]),
-                      _principal(cols[1], _N_COMPONENTS, raws[1])])
+        # (a column constant within each window is then zeros, not rounding noise)
+        raw = np.einsum("ij,ij->j", z, z)
+        z = z.copy()
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            z[lo:hi] -= z[lo:hi].mean(axis=0)
+        zs = _principal(z, _MAX_COLUMNS, raw)
+    else:
+        zs = _principal(z, _MAX_COLUMNS)
+    return np.hstack([zs, feats @ _top_eigenvectors(feats.T @ feats, _N_COMPONENTS)])
 
 
 #: the persistence check (see :func:`persistence`): the lags it sums are ``1..M`` (the

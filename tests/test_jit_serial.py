@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import kmtests._serial as serial
-from kmtests._jit_serial import politis_white_column, rule_sums
+from kmtests._jit_serial import (kernel_features, median_distance, politis_white_column,
+                                 rule_sums)
 
 
 def _ar1(gen, n, phi, d=1):
@@ -96,3 +97,57 @@ def test_auto_length_chooses_what_the_numpy_rule_chooses():
         assert auto.persistent == pytest.approx(z, rel=1e-10, abs=1e-12)
         assert auto.effective == pytest.approx(n * (1 - r1) / (1 + r1), rel=1e-12)
         assert auto.n_series == count
+
+
+def _median_distance_numpy(sub):
+    """The median heuristic's distance as NumPy computed it: the median of the roots of
+    the squared distances (clipped at 0) of the strict upper triangle."""
+    sq = np.sum(sub * sub, axis=1)
+    dist = sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T
+    v = np.maximum(dist[np.triu_indices(sub.shape[0], 1)], 0.0)
+    return float(np.median(np.sqrt(v))) if v.size else 1.0
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 12])
+def test_median_distance_is_numpys_bit_for_bit(d):
+    gen = np.random.default_rng(d)
+    for trial in range(100):
+        m = int(gen.integers(1, 101))
+        sub = gen.normal(size=(m, d)) * gen.uniform(0.01, 10.0)
+        if trial % 4 == 0:
+            sub = np.round(sub)          # ties and zero distances
+        got = median_distance(np.sum(sub * sub, axis=1), (2.0 * sub) @ sub.T)
+        assert got == _median_distance_numpy(sub), (m, trial)
+
+
+def _features_numpy(proj, phase, windows):
+    feats = np.cos(proj + phase)
+    raw = np.einsum("ij,ij->j", feats, feats)
+    if windows:
+        edges = np.cumsum((0,) + windows)
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            feats[lo:hi] -= feats[lo:hi].mean(axis=0)
+    feats = feats - feats.mean(axis=0)
+    tol = (feats.shape[0] * np.finfo(np.float64).eps) ** 2
+    feats[:, np.einsum("ij,ij->j", feats, feats) <= tol * raw] = 0.0
+    return feats
+
+
+@pytest.mark.parametrize("windows", [(), (60, 140), (30, 50, 120)])
+def test_kernel_features_are_the_numpy_steps(windows):
+    gen = np.random.default_rng(len(windows))
+    z = np.r_[np.full((100, 1), 0.3), gen.normal(size=(100, 1))]
+    proj = z @ gen.normal(size=(1, 64))
+    proj[:, 5] = 1.25                            # a constant feature
+    phase = gen.uniform(0.0, 2.0 * np.pi, 64)
+    edges = np.cumsum((0,) + windows).astype(np.int64)
+    got = kernel_features(proj.copy(), phase, edges)
+    want = _features_numpy(proj, phase, windows)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)
+    assert not np.any(got[:, 5])
+    if windows == (60, 140):
+        # a feature constant in each window (the data are constant in the first 100 rows
+        # and the window ends at row 60): zeros, not the centring's rounding noise
+        step = kernel_features(np.r_[np.zeros((60, 2)), np.ones((140, 2))], phase[:2],
+                               edges)
+        assert not np.any(step)
