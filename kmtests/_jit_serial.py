@@ -170,10 +170,38 @@ def median_distance(sq: np.ndarray, twice: np.ndarray) -> float:  # pragma: no c
     if p == 0:
         return 1.0
     k = p // 2
-    part = np.partition(v, k)
+    upper = _select(v, k)
     if p % 2:
-        return math.sqrt(part[k])
-    return (math.sqrt(part[:k].max()) + math.sqrt(part[k])) / 2.0
+        return math.sqrt(upper)
+    return (math.sqrt(v[:k].max()) + math.sqrt(upper)) / 2.0
+
+
+@njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
+def _select(v: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
+    """The `k`-th smallest value of `v` (from 0), rearranging `v` so that the values
+    before position `k` are at most it (quickselect: Hoare's partition about the median
+    of three; numba's ``np.partition`` took three times as long on 4 950 values)."""
+    lo, hi = 0, v.shape[0] - 1
+    while hi > lo:
+        a, b, c = v[lo], v[(lo + hi) // 2], v[hi]
+        pivot = max(min(a, b), min(max(a, b), c))
+        i, j = lo, hi
+        while i <= j:
+            while v[i] < pivot:
+                i += 1
+            while v[j] > pivot:
+                j -= 1
+            if i <= j:
+                v[i], v[j] = v[j], v[i]
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:  # between the two parts: equal to the pivot
+            break
+    return v[k]
 
 
 @njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
@@ -225,5 +253,6 @@ def kernel_features(proj: np.ndarray, phase: np.ndarray, edges: np.ndarray
     return proj
 
 
-for _f in (politis_white_column, _acf_sum_z, rule_sums, median_distance, kernel_features):
+for _f in (politis_white_column, _acf_sum_z, rule_sums, median_distance, _select,
+           kernel_features):
     enable_caching(_f)
