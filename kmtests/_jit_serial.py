@@ -115,41 +115,53 @@ def rule_sums(series: np.ndarray, lag1_cols: np.ndarray, vol: np.ndarray,
               ) -> tuple[float, float, float, float]:  # pragma: no cover - compiled
     """``(b_sb, b_cb, z, r1)``: see the module docs."""
     n, c = series.shape
-    b_sb, b_cb, z, r1 = 1.0, 1.0, 0.0, 0.0
+    b_sb, b_cb, z = 1.0, 1.0, 0.0
     col = np.empty(n)
     for j in range(c):
-        for t in range(n):
-            col[t] = series[t, j]
+        col[:] = series[:, j]
         sb, cb = politis_white_column(col)
         b_sb = max(b_sb, sb)
         b_cb = max(b_cb, cb)
         if far[1] >= far[0]:
             z = max(z, _acf_sum_z(col, far[0], far[1]))
-    for j in lag1_cols:
+    if near[1] >= near[0]:
+        for j in range(vol.shape[1]):
+            _volatility(vol[:, j], edges, col)
+            z = max(z, _acf_sum_z(col, near[0], near[1]))
+    return b_sb, b_cb, z, _lag1_max(series, lag1_cols)
+
+
+@njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
+def _volatility(v: np.ndarray, edges: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """:func:`kmtests._serial.volatility_series` of the column `v`, written to `out`."""
+    n = v.shape[0]
+    for w in range(edges.shape[0] - 1):
+        lo, hi = edges[w], edges[w + 1]
+        med = np.median(v[lo:hi])
+        for t in range(lo, hi):
+            out[t] = abs(v[t] - med)
+    mean = 0.0
+    for t in range(n):
+        mean += out[t]
+    mean /= n
+    for t in range(n):
+        out[t] -= mean
+
+
+@njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
+def _lag1_max(series: np.ndarray, cols: np.ndarray) -> float:  # pragma: no cover - compiled
+    """:func:`kmtests._serial._lag1_of` of the columns `cols` of `series`."""
+    r1 = 0.0
+    for j in cols:
         den = 0.0
         num = 0.0
-        for t in range(n):
+        for t in range(series.shape[0]):
             den += series[t, j] * series[t, j]
-        for t in range(1, n):
+        for t in range(1, series.shape[0]):
             num += series[t, j] * series[t - 1, j]
         if den > 0.0:
             r1 = max(r1, num / den)
-    r1 = min(max(r1, 0.0), 0.999)
-    if near[1] >= near[0]:
-        for j in range(vol.shape[1]):
-            for w in range(edges.shape[0] - 1):
-                lo, hi = edges[w], edges[w + 1]
-                med = np.median(vol[lo:hi, j])
-                for t in range(lo, hi):
-                    col[t] = abs(vol[t, j] - med)
-            mean = 0.0
-            for t in range(n):
-                mean += col[t]
-            mean /= n
-            for t in range(n):
-                col[t] -= mean
-            z = max(z, _acf_sum_z(col, near[0], near[1]))
-    return b_sb, b_cb, z, r1
+    return min(max(r1, 0.0), 0.999)
 
 
 @njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
@@ -207,45 +219,23 @@ def _select(v: np.ndarray, k: int) -> float:  # pragma: no cover - compiled
 @njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
 def kernel_features(proj: np.ndarray, phase: np.ndarray, edges: np.ndarray
                     ) -> np.ndarray:  # pragma: no cover - compiled
-    """The random Fourier features ``cos(proj + phase)`` of :func:`kmtests._serial.feature_series`,
-    centred within the windows ``edges[w]:edges[w + 1]`` (if there are two or more),
-    then centred, a column constant up to rounding (relative to the features' sums of
-    squares before the centring) set to zeros: the steps of
-    :func:`kmtests._serial._principal`'s start, in one pass over the rows each, written
-    over `proj`. Column sums run row after row, as NumPy's sums over the rows of a
-    C-contiguous array do."""
+    """The random Fourier features ``cos(proj + phase)`` of
+    :func:`kmtests._serial.feature_series`, centred within the windows
+    ``edges[w]:edges[w + 1]`` (if there are two or more), then centred, a column constant
+    up to rounding (relative to the features' sums of squares before the centring) set
+    to zeros: the steps of :func:`kmtests._serial._principal`'s start, written over
+    `proj`. Column sums run row after row, as NumPy's sums over the rows of a
+    C-contiguous array do: the same numbers bit for bit."""
     n, c = proj.shape
     for t in range(n):
         for j in range(c):
             proj[t, j] = math.cos(proj[t, j] + phase[j])
-    raw = np.zeros(c)
-    for t in range(n):
-        for j in range(c):
-            raw[j] += proj[t, j] * proj[t, j]
-    mean = np.empty(c)
+    raw = _squares(proj)
     if edges.shape[0] > 2:
         for w in range(edges.shape[0] - 1):
-            lo, hi = edges[w], edges[w + 1]
-            mean[:] = 0.0
-            for t in range(lo, hi):
-                for j in range(c):
-                    mean[j] += proj[t, j]
-            for j in range(c):
-                mean[j] /= hi - lo
-            for t in range(lo, hi):
-                for j in range(c):
-                    proj[t, j] -= mean[j]
-    mean[:] = 0.0
-    for t in range(n):
-        for j in range(c):
-            mean[j] += proj[t, j]
-    for j in range(c):
-        mean[j] /= n
-    spread = np.zeros(c)
-    for t in range(n):
-        for j in range(c):
-            proj[t, j] -= mean[j]
-            spread[j] += proj[t, j] * proj[t, j]
+            _centre(proj, edges[w], edges[w + 1])
+    _centre(proj, 0, n)
+    spread = _squares(proj)
     tol = (n * np.finfo(np.float64).eps) ** 2
     for j in range(c):
         if spread[j] <= tol * raw[j]:
@@ -253,6 +243,30 @@ def kernel_features(proj: np.ndarray, phase: np.ndarray, edges: np.ndarray
     return proj
 
 
-for _f in (politis_white_column, _acf_sum_z, rule_sums, median_distance, _select,
-           kernel_features):
+@njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
+def _squares(a: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """The sums of squares of the columns of `a`, row after row."""
+    out = np.zeros(a.shape[1])
+    for t in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[j] += a[t, j] * a[t, j]
+    return out
+
+
+@njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
+def _centre(a: np.ndarray, lo: int, hi: int) -> None:  # pragma: no cover - compiled
+    """Rows ``lo:hi`` of `a` minus their column means (summed row after row)."""
+    mean = np.zeros(a.shape[1])
+    for t in range(lo, hi):
+        for j in range(a.shape[1]):
+            mean[j] += a[t, j]
+    for j in range(a.shape[1]):
+        mean[j] /= hi - lo
+    for t in range(lo, hi):
+        for j in range(a.shape[1]):
+            a[t, j] -= mean[j]
+
+
+for _f in (politis_white_column, _acf_sum_z, rule_sums, _volatility, _lag1_max,
+           median_distance, _select, kernel_features, _squares, _centre):
     enable_caching(_f)

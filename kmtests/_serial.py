@@ -415,7 +415,10 @@ def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> Auto
     same numbers up to rounding."""
     from ._jit_serial import rule_sums  # numba loads on first use
 
-    series, vol, lag1_cols, count = [], [], [], 0
+    series: list[np.ndarray] = []
+    vol: list[np.ndarray] = []
+    lag1_cols: list[int] = []
+    count = 0
     for arr in arrays:
         series.append(feature_series(arr, windows))
         vol.append(_volatility_data(arr))
