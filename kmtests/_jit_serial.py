@@ -1,25 +1,36 @@
 r"""numba kernel for the sums of the automatic block length (:func:`kmtests._serial.auto_length`).
 
-``rule_sums(series, lag1_cols, vol, edges, far, near)`` computes, in one compiled
-call over every series of every role, what :mod:`kmtests._serial` computes with
-NumPy column by column:
+``rule_sums(series, lag1_rows, vol, edges, far, near)`` computes, in one compiled
+call over every series of every role (the rows of `series` and `vol`: the columns of
+:mod:`kmtests._serial`'s matrices, transposed), what :mod:`kmtests._serial` computes
+with NumPy column by column:
 
-* the largest Politis-White lengths ``(b_sb, b_cb)`` over the columns of `series`
+* the largest Politis-White lengths ``(b_sb, b_cb)`` over the series
   (:func:`kmtests._serial.politis_white_columns`, the same steps column by column);
-* the largest lag-1 autocorrelation of the columns ``lag1_cols`` of `series` (the
+* the largest lag-1 autocorrelation of the series ``lag1_rows`` (the
   data's own columns, :func:`kmtests._serial._lag1_of`), clipped to ``[0, 0.999]``;
 * the persistence z-score (:func:`kmtests._serial.persistence`): the largest sum of
   autocorrelations at the lags ``far = (lo, hi)`` of `series` and ``near`` of the
-  volatility series of `vol` (the distances of each column of `vol` to its median
+  volatility series of `vol` (the distances of each series of `vol` to its median
   within each window ``edges[w]:edges[w + 1]``, centred over all rows:
   :func:`kmtests._serial.volatility_series`), over its standard error
   ``sqrt(lags / n)``; 0 when ``far`` is ``(0, -1)`` (a series too short).
 
 The numbers are NumPy's up to rounding (plain left-to-right sums instead of
 NumPy's pairwise ones): ``tests/test_jit_serial.py`` checks them against the NumPy
-functions on random series, and that the lengths chosen are the same. The NumPy
-version spent most of its time in the overhead of a few hundred small array calls
-(about 0.4 ms of CPU per series at n = 200); this one, a few microseconds.
+functions on random series, and that the lengths chosen are the same.
+
+:func:`kernel_features` and :func:`median_distance` are steps of
+:func:`kmtests._serial.feature_series` (the random Fourier features, centred; the
+median heuristic's distance), NumPy's numbers bit for bit: their sums run in NumPy's
+order (over the rows of a C-contiguous matrix, one row after the other) and the
+median is an order statistic.
+
+Why: at n = 200 the rule's NumPy code spent most of its time in the overhead of a few
+hundred small array calls: 1.6 ms of CPU, more than half of a whole wild-bootstrap test
+with 199 draws (2.8 ms; ``benchmarks/README.md``, "Cost of the automatic length").
+Compiled once per install (about 3 s; numba's on-disk cache,
+:mod:`kmtests.engines._numba_cache`).
 """
 
 from __future__ import annotations
@@ -110,25 +121,23 @@ def _acf_sum_z(a: np.ndarray, lo: int, hi: int) -> float:  # pragma: no cover - 
 
 
 @njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
-def rule_sums(series: np.ndarray, lag1_cols: np.ndarray, vol: np.ndarray,
+def rule_sums(series: np.ndarray, lag1_rows: np.ndarray, vol: np.ndarray,
               edges: np.ndarray, far: tuple[int, int], near: tuple[int, int]
               ) -> tuple[float, float, float, float]:  # pragma: no cover - compiled
-    """``(b_sb, b_cb, z, r1)``: see the module docs."""
-    n, c = series.shape
+    """``(b_sb, b_cb, z, r1)``: see the module docs (the series as rows)."""
     b_sb, b_cb, z = 1.0, 1.0, 0.0
-    col = np.empty(n)
-    for j in range(c):
-        col[:] = series[:, j]
-        sb, cb = politis_white_column(col)
+    for j in range(series.shape[0]):
+        sb, cb = politis_white_column(series[j])
         b_sb = max(b_sb, sb)
         b_cb = max(b_cb, cb)
         if far[1] >= far[0]:
-            z = max(z, _acf_sum_z(col, far[0], far[1]))
+            z = max(z, _acf_sum_z(series[j], far[0], far[1]))
     if near[1] >= near[0]:
-        for j in range(vol.shape[1]):
-            _volatility(vol[:, j], edges, col)
+        col = np.empty(series.shape[1])
+        for j in range(vol.shape[0]):
+            _volatility(vol[j], edges, col)
             z = max(z, _acf_sum_z(col, near[0], near[1]))
-    return b_sb, b_cb, z, _lag1_max(series, lag1_cols)
+    return b_sb, b_cb, z, _lag1_max(series, lag1_rows)
 
 
 @njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
@@ -137,7 +146,11 @@ def _volatility(v: np.ndarray, edges: np.ndarray, out: np.ndarray) -> None:  # p
     n = v.shape[0]
     for w in range(edges.shape[0] - 1):
         lo, hi = edges[w], edges[w + 1]
-        med = np.median(v[lo:hi])
+        part = v[lo:hi].copy()
+        k = (hi - lo) // 2
+        med = _select(part, k)
+        if (hi - lo) % 2 == 0:  # np.median's mean of the two middle values
+            med = (part[:k].max() + med) / 2.0
         for t in range(lo, hi):
             out[t] = abs(v[t] - med)
     mean = 0.0
@@ -149,16 +162,17 @@ def _volatility(v: np.ndarray, edges: np.ndarray, out: np.ndarray) -> None:  # p
 
 
 @njit(fastmath=False, nogil=True, error_model="numpy", cache=False)
-def _lag1_max(series: np.ndarray, cols: np.ndarray) -> float:  # pragma: no cover - compiled
-    """:func:`kmtests._serial._lag1_of` of the columns `cols` of `series`."""
+def _lag1_max(series: np.ndarray, rows: np.ndarray) -> float:  # pragma: no cover - compiled
+    """:func:`kmtests._serial._lag1_of` of the series ``series[rows]``."""
     r1 = 0.0
-    for j in cols:
+    for j in rows:
+        a = series[j]
         den = 0.0
         num = 0.0
-        for t in range(series.shape[0]):
-            den += series[t, j] * series[t, j]
-        for t in range(1, series.shape[0]):
-            num += series[t, j] * series[t - 1, j]
+        for t in range(a.shape[0]):
+            den += a[t] * a[t]
+        for t in range(1, a.shape[0]):
+            num += a[t] * a[t - 1]
         if den > 0.0:
             r1 = max(r1, num / den)
     return min(max(r1, 0.0), 0.999)

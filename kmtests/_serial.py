@@ -31,7 +31,8 @@ r"""Serial dependence: automatic block lengths and the check for autocorrelated 
   ``(1 - 1/b)^|s - t|`` with ``b = l``), at most ``n / 4``. It warns
   (:class:`~kmtests.SerialDependenceWarning`) when the data hold fewer than 10
   effective observations (``_MIN_EFFECTIVE``): no automatic null keeps the level
-  there;
+  there; its sums over the series, and the median distance and the centred features
+  of :func:`feature_series`, are compiled (:mod:`kmtests._jit_serial`);
 * :func:`serial_check` — a cheap check (the lag-1 autocorrelation of the data's
   columns and of their squares, after the best single shift in mean is removed:
   concatenated groups are not a series; ``O(n d)``) that warns
@@ -432,9 +433,9 @@ def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> Auto
     m = int(math.ceil(math.sqrt(n)))
     far, near = ((m + 1, 2 * m), (_SHORT + 1, _SHORT + m)) if n >= 4 * m else ((0, -1), (0, -1))
     edges = np.cumsum((0,) + (tuple(windows) or (n,))).astype(np.int64)
-    b_sb, b_cb, z, r1 = rule_sums(np.ascontiguousarray(np.hstack(series)),
+    b_sb, b_cb, z, r1 = rule_sums(np.vstack([s.T for s in series]),
                                   np.asarray(lag1_cols, dtype=np.int64),
-                                  np.ascontiguousarray(np.hstack(vol)), edges, far, near)
+                                  np.vstack([v.T for v in vol]), edges, far, near)
     effective = n * (1.0 - r1) / (1.0 + r1)
     fewest = _MIN_BLOCKS_WINDOWS if windows else _MIN_BLOCKS_PAIRED
     cap = max(1, n // fewest)

@@ -65,7 +65,8 @@ def test_rule_sums_are_the_numpy_sums(n, windows):
                  else ((0, -1), (0, -1)))
     edges = np.cumsum((0,) + (wins or (n,))).astype(np.int64)
     vol = np.hstack([serial._volatility_data(a) for a in arrays])
-    got = rule_sums(series, np.asarray(lag1_cols, dtype=np.int64), vol, edges, far, near)
+    got = rule_sums(np.ascontiguousarray(series.T), np.asarray(lag1_cols, dtype=np.int64),
+                    np.ascontiguousarray(vol.T), edges, far, near)
     want = _numpy_sums(series, lag1_cols, arrays, wins)
     assert got == pytest.approx(want, rel=1e-10, abs=1e-12), (got, want)
     if n >= 4 * m and not windows:
