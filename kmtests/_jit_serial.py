@@ -146,6 +146,8 @@ def _volatility(v: np.ndarray, edges: np.ndarray, out: np.ndarray) -> None:  # p
     n = v.shape[0]
     for w in range(edges.shape[0] - 1):
         lo, hi = edges[w], edges[w + 1]
+        if hi <= lo:  # (an empty window has no median, and no rows)
+            continue
         part = v[lo:hi].copy()
         k = (hi - lo) // 2
         med = _select(part, k)
