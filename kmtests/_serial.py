@@ -323,7 +323,8 @@ def _acf_sum_z(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
 
 
 def _lag1_of(a: np.ndarray) -> float:
-    """The largest lag-1 autocorrelation of the (centred) columns of `a`."""
+    """The largest lag-1 autocorrelation of the (centred) columns of `a` (NumPy's; the
+    rule runs the compiled one, :mod:`kmtests._jit_serial`, checked against this)."""
     den = np.sum(a * a, axis=0)
     num = np.sum(a[1:] * a[:-1], axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -336,7 +337,8 @@ def persistence(series: np.ndarray, volatility: np.ndarray) -> float:
     largest z-score of a sum of autocorrelations, at the far lags ``M+1..2M`` of every
     series (long memory, phi near 1) and at the lags ``1..M`` of the volatility series
     (GARCH: autocorrelations of a few hundredths, each below the Politis-White band,
-    for a hundred lags), ``M = ceil(sqrt(n))``."""
+    for a hundred lags), ``M = ceil(sqrt(n))``. (NumPy's; the rule runs the compiled one,
+    :mod:`kmtests._jit_serial`, checked against this.)"""
     n = series.shape[0]
     m = int(math.ceil(math.sqrt(n)))
     if n < 4 * m:
