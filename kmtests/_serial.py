@@ -31,7 +31,8 @@ r"""Serial dependence: automatic block lengths and the check for autocorrelated 
   ``(1 - 1/b)^|s - t|`` with ``b = l``), at most ``n / 4``. It warns
   (:class:`~kmtests.SerialDependenceWarning`) when the data hold fewer than 10
   effective observations (``_MIN_EFFECTIVE``): no automatic null keeps the level
-  there;
+  there; its sums over the series, and the median distance and the centred features
+  of :func:`feature_series`, are compiled (:mod:`kmtests._jit_serial`);
 * :func:`serial_check` — a cheap check (the lag-1 autocorrelation of the data's
   columns and of their squares, after the best single shift in mean is removed:
   concatenated groups are not a series; ``O(n d)``) that warns
@@ -147,10 +148,13 @@ def politis_white_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(flat, 1.0, b_sb), np.where(flat, 1.0, b_cb)
 
 
-def _principal(a: np.ndarray, k: int) -> np.ndarray:
+def _principal(a: np.ndarray, k: int, raw: np.ndarray | None = None) -> np.ndarray:
     """The first `k` principal component scores of the columns of `a` (centred; a
-    column constant up to rounding is a column of zeros, not rounding noise)."""
-    raw = np.einsum("ij,ij->j", a, a)
+    column constant up to rounding is a column of zeros, not rounding noise: constant
+    relative to `raw`, the sums of squares of the columns before a centring within
+    windows, by default those of `a`)."""
+    if raw is None:
+        raw = np.einsum("ij,ij->j", a, a)
     a = a - a.mean(axis=0)
     # constant up to rounding: a spread of at most n machine epsilons of the values (a
     # constant column minus its computed mean keeps a few)
@@ -158,15 +162,34 @@ def _principal(a: np.ndarray, k: int) -> np.ndarray:
     a[:, np.einsum("ij,ij->j", a, a) <= tol * raw] = 0.0
     if a.shape[1] <= k:
         return a
+    # the top k eigenvectors of the columns x columns matrix (cheap for n >> columns)
+    return a @ _top_eigenvectors(a.T @ a, k)
+
+
+def _top_eigenvectors(g: np.ndarray, k: int) -> np.ndarray:
+    """The eigenvectors of the `k` largest eigenvalues of the symmetric `g`, largest first.
+
+    LAPACK's steps of ``dsyevr`` with the tridiagonal eigenvectors by ``dstemr`` (MRRR,
+    which ``dsyevr`` runs only for all of them): the reduction ``dsytrd``, ``dstemr`` for
+    the `k`, their back-transformation ``dormqr`` (``dormtr``'s work for a lower
+    reduction). At 64 columns half of ``dsyevr``'s time (its bisection ``dstebz`` took as
+    long as the reduction); the same vectors up to rounding and sign. ``dsyevr`` if MRRR
+    fails."""
     from scipy.linalg import lapack  # (not at import: the problems import this module)
 
-    m = a.shape[1]
-    # the top k eigenvectors of the columns x columns matrix (cheap for n >> columns)
-    vals, vecs, _, _, info = lapack.dsyevr(a.T @ a, compute_v=1, range="I", il=m - k + 1,
-                                          iu=m)
+    m = g.shape[0]
+    c, d, e, tau, info = lapack.dsytrd(g, lower=1)
+    if info == 0:
+        found, _, z, info = lapack.dstemr(d, np.append(e, 0.0), 2, 0.0, 0.0, m - k + 1, m)
+        if info == 0 and found == k:
+            v = z[:, :k].copy()
+            v[1:], _, info = lapack.dormqr(b"L", b"N", c[1:, :-1], tau, v[1:], k)
+            if info == 0:
+                return v[:, ::-1]
+    _, vecs, _, _, info = lapack.dsyevr(g, compute_v=1, range="I", il=m - k + 1, iu=m)
     if info != 0:  # pragma: no cover - LAPACK's failure to converge
         raise np.linalg.LinAlgError("the principal components did not converge")
-    return a @ vecs[:, :k][:, ::-1]
+    return vecs[:, :k][:, ::-1]
 
 
 @functools.lru_cache(maxsize=8)
@@ -175,29 +198,6 @@ def _evenly(n: int, m: int) -> np.ndarray:
     out = np.linspace(0, n - 1, min(n, m)).astype(np.int64)
     out.flags.writeable = False
     return out
-
-
-@functools.lru_cache(maxsize=8)
-def _upper(m: int) -> np.ndarray:
-    """The flat indices of the strict upper triangle of an m x m matrix (read-only)."""
-    i, j = np.triu_indices(m, 1)
-    out = i * m + j
-    out.flags.writeable = False
-    return out
-
-
-def _median_distance(dist: np.ndarray) -> float:
-    """The median of ``sqrt(max(d, 0))`` over the strict upper triangle of the squared
-    distances `dist`: the two middle order statistics of the squares, then their roots
-    (the root is monotone: the same number as the median of the roots)."""
-    v = np.maximum(dist.ravel()[_upper(dist.shape[0])], 0.0)
-    if v.size == 0:
-        return 1.0
-    k = v.size // 2
-    if v.size % 2:
-        return float(np.sqrt(np.partition(v, k)[k]))
-    part = np.partition(v, (k - 1, k))
-    return float((np.sqrt(part[k - 1]) + np.sqrt(part[k])) / 2.0)
 
 
 @functools.lru_cache(maxsize=8)
@@ -229,22 +229,26 @@ def feature_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.ndarra
     z = z - z.mean(axis=0)
     sd = np.sqrt(np.einsum("ij,ij->j", z, z) / n)    # (np.std, in one pass)
     z /= np.where(sd > 0, sd, 1.0)
-    # the median heuristic on at most 100 evenly spaced rows
+    # the median heuristic on at most 100 evenly spaced rows; the features' columns
+    # centred (within the windows) by one compiled pass (:mod:`kmtests._jit_serial`)
+    from ._jit_serial import kernel_features, median_distance  # numba loads on first use
+
     sub = z[_evenly(n, 100)]
-    sq = np.sum(sub * sub, axis=1)
-    dist = sq[:, None] + sq[None, :] - 2.0 * sub @ sub.T
-    med = _median_distance(dist)
+    med = median_distance(np.sum(sub * sub, axis=1), (2.0 * sub) @ sub.T)
     width = med if med > 0 else 1.0
     w, b = _draws(d)
-    feats = np.cos(z @ (w / width) + b)
-    cols = [z, feats]
+    edges = np.cumsum((0,) + tuple(windows)).astype(np.int64)
+    feats = kernel_features(z @ (w / width), b, edges)
     if windows:
-        edges = np.cumsum((0,) + tuple(windows))
-        for c in range(2):
-            cols[c] = cols[c].copy()
-            for lo, hi in zip(edges[:-1], edges[1:]):
-                cols[c][lo:hi] -= cols[c][lo:hi].mean(axis=0)
-    return np.hstack([_principal(cols[0], _MAX_COLUMNS), _principal(cols[1], _N_COMPONENTS)])
+        # (a column constant within each window is then zeros, not rounding noise)
+        raw = np.einsum("ij,ij->j", z, z)
+        z = z.copy()
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            z[lo:hi] -= z[lo:hi].mean(axis=0)
+        zs = _principal(z, _MAX_COLUMNS, raw)
+    else:
+        zs = _principal(z, _MAX_COLUMNS)
+    return np.hstack([zs, feats @ _top_eigenvectors(feats.T @ feats, _N_COMPONENTS)])
 
 
 #: the persistence check (see :func:`persistence`): the lags it sums are ``1..M`` (the
@@ -284,17 +288,22 @@ def volatility_series(data: np.ndarray, windows: tuple[int, ...] = ()) -> np.nda
     components if there are more) to their medians, centred (within `windows`): the
     series in which volatility clustering (GARCH returns) is autocorrelated, weakly at
     every lag but for long."""
-    z = np.asarray(data, dtype=np.float64)
-    if z.ndim == 1:
-        z = z[:, None]
-    top = np.max(np.abs(z), axis=0)
-    z = z / np.where(top > 0, top, 1.0)
-    z = _principal(z, _MAX_COLUMNS)
+    z = _volatility_data(data)
     a = np.empty_like(z)
     edges = np.cumsum((0,) + (tuple(windows) or (z.shape[0],)))
     for lo, hi in zip(edges[:-1], edges[1:]):
         a[lo:hi] = np.abs(z[lo:hi] - np.median(z[lo:hi], axis=0))
     return a - a.mean(axis=0)
+
+
+def _volatility_data(data: np.ndarray) -> np.ndarray:
+    """The columns whose distances to their medians are :func:`volatility_series`: the
+    data scaled by their largest absolute values (their first 5 principal components)."""
+    z = np.asarray(data, dtype=np.float64)
+    if z.ndim == 1:
+        z = z[:, None]
+    top = np.max(np.abs(z), axis=0)
+    return _principal(z / np.where(top > 0, top, 1.0), _MAX_COLUMNS)
 
 
 def _acf_sum_z(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -314,7 +323,8 @@ def _acf_sum_z(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
 
 
 def _lag1_of(a: np.ndarray) -> float:
-    """The largest lag-1 autocorrelation of the (centred) columns of `a`."""
+    """The largest lag-1 autocorrelation of the (centred) columns of `a` (NumPy's; the
+    rule runs the compiled one, :mod:`kmtests._jit_serial`, checked against this)."""
     den = np.sum(a * a, axis=0)
     num = np.sum(a[1:] * a[:-1], axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -327,7 +337,8 @@ def persistence(series: np.ndarray, volatility: np.ndarray) -> float:
     largest z-score of a sum of autocorrelations, at the far lags ``M+1..2M`` of every
     series (long memory, phi near 1) and at the lags ``1..M`` of the volatility series
     (GARCH: autocorrelations of a few hundredths, each below the Politis-White band,
-    for a hundred lags), ``M = ceil(sqrt(n))``."""
+    for a hundred lags), ``M = ceil(sqrt(n))``. (NumPy's; the rule runs the compiled one,
+    :mod:`kmtests._jit_serial`, checked against this.)"""
     n = series.shape[0]
     m = int(math.ceil(math.sqrt(n)))
     if n < 4 * m:
@@ -400,17 +411,33 @@ class AutoLength:
 def auto_length(arrays: list[np.ndarray], windows: tuple[int, ...] = ()) -> AutoLength:
     """The automatic lengths for `arrays` (the data of each role, rows in time order;
     see the module docs). `windows` as for :func:`feature_series` (one array): two
-    windows of one series (at least 8 blocks), else paired series (at least 6)."""
-    b_sb, b_cb, count, z, r1 = 1.0, 1.0, 0, 0.0, 0.0
+    windows of one series (at least 8 blocks), else paired series (at least 6).
+
+    The sums over the series (:func:`politis_white_columns`, :func:`persistence`, the
+    lag-1 autocorrelations) run in one compiled call (:mod:`kmtests._jit_serial`), the
+    same numbers up to rounding."""
+    from ._jit_serial import rule_sums  # numba loads on first use
+
+    series: list[np.ndarray] = []
+    vol: list[np.ndarray] = []
+    lag1_cols: list[int] = []
+    count = 0
     for arr in arrays:
-        series = feature_series(arr, windows)
+        series.append(feature_series(arr, windows))
+        vol.append(_volatility_data(arr))
+        # the lag-1 autocorrelations of the data's own columns (the first of the series)
         k = min(np.asarray(arr).reshape(arr.shape[0], -1).shape[1], _MAX_COLUMNS)
-        r1 = max(r1, _lag1_of(series[:, :k]))
-        sb, cb = politis_white_columns(series)
-        b_sb, b_cb = max(b_sb, float(sb.max())), max(b_cb, float(cb.max()))
-        count += series.shape[1]
-        z = max(z, persistence(series, volatility_series(arr, windows)))
+        lag1_cols.extend(range(count, count + k))
+        count += series[-1].shape[1]
     n = arrays[0].shape[0]
+    if n < 8:
+        raise ValueError(f"an automatic block length needs at least 8 observations; got {n}.")
+    m = int(math.ceil(math.sqrt(n)))
+    far, near = ((m + 1, 2 * m), (_SHORT + 1, _SHORT + m)) if n >= 4 * m else ((0, -1), (0, -1))
+    edges = np.cumsum((0,) + (tuple(windows) or (n,))).astype(np.int64)
+    b_sb, b_cb, z, r1 = rule_sums(np.vstack([s.T for s in series]),
+                                  np.asarray(lag1_cols, dtype=np.int64),
+                                  np.vstack([v.T for v in vol]), edges, far, near)
     effective = n * (1.0 - r1) / (1.0 + r1)
     fewest = _MIN_BLOCKS_WINDOWS if windows else _MIN_BLOCKS_PAIRED
     cap = max(1, n // fewest)

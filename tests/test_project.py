@@ -126,7 +126,9 @@ _FLOORS = [
     ("kmtests.kernels",),
     ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
      "kmtests._typing", "kmtests._warnings", "kmtests._summary", "kmtests._docs",
-     "kmtests.studies._checkpoint", "kmtests.studies._canonical", "kmtests._serial"),
+     "kmtests.studies._checkpoint", "kmtests.studies._canonical", "kmtests._serial",
+     # the compiled sums of _serial, and numba's cache location (it imports no kmtests)
+     "kmtests._jit_serial", "kmtests.engines._numba_cache"),
 ]
 #: the only import that may run up: the version string of the package
 _UPWARD_ALLOWED = {"kmtests.__version__"}

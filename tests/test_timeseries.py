@@ -112,6 +112,19 @@ def test_a_constant_column_adds_no_dependence_to_the_automatic_length():
     assert both.persistent < 2.0
 
 
+def test_a_series_constant_in_each_window_adds_no_dependence_to_the_automatic_length():
+    """Two windows of a constant series (or of one constant in each window): the feature
+    series are exact zeros, not the rounding noise of the centring within the windows
+    (whose persistence z reached 50-240 and took the longest blocks allowed)."""
+    for n, cut in ((309, 150), (1183, 700), (40, 20)):
+        for const in (np.full((n, 1), 2.3), np.r_[np.full(cut, 0.7), np.full(n - cut, -1.9)]):
+            wins = (cut, n - cut)
+            assert not np.any(feature_series(const, wins)), (n, cut)
+            auto = auto_length([const], wins)
+            assert auto.persistent == 0.0 and auto.multiplier == 1.0, (n, cut)
+            assert auto.block == min(3, n // 8), (n, cut)
+
+
 def test_auto_length_sees_volatility_clustering_through_the_kernel_features():
     """GARCH-like returns: uncorrelated, but their squares are not; the kernel features
     (first principal components of random Fourier features) see it, the data alone not."""
