@@ -271,6 +271,9 @@ class KCIForm(HSICForm):
     (with ``lowrank``: their features, ``M = (Kc Kc') o (Lc Lc')``, no n x n matrix)."""
 
     lowrank: bool = False
+    #: the gamma null's mean (and variance) factor: the rows' correlation through the
+    #: regressions (:func:`kmtests.statistics.kci.noise_mean_factor`; 1: Zhang et al.'s)
+    mean_factor: float = 1.0
 
     kind: ClassVar[str] = "kci"
     biased_name: ClassVar[str] = "KCI"
@@ -306,7 +309,7 @@ class KCIForm(HSICForm):
 
     def gamma(self, t: float, moments: str) -> tuple[float, dict[str, Any]]:
         assert self.Lc is not None
-        return kci_gamma(self.Kc, self.Lc, t, lowrank=self.lowrank)
+        return kci_gamma(self.Kc, self.Lc, t, lowrank=self.lowrank, factor=self.mean_factor)
 
     def chi2_weights(self) -> np.ndarray:
         assert self.Lc is not None
