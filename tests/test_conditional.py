@@ -71,7 +71,7 @@ def test_statistic_equals_brute_force(augment):
     x, y, z = _data(1, 35, dz=2)
     bws, lam = (1.1, 0.9, 1.3), 0.01
     res = ci(x, y, z, bandwidth_x=bws[0], bandwidth_y=bws[1], bandwidth_z=bws[2], lam=lam,
-             augment=augment, null_mean="zhang")
+             augment=augment, null_moments="zhang")
     ref, Kxt, Kyt = _brute_kci(x, y, z, bws, lam, augment)
     assert res.statistic == pytest.approx(ref, rel=1e-10)
     # the gamma of the asymptotic null: mean tr(M)/n^2, variance 2 ||M||_F^2 / n^4
@@ -135,6 +135,13 @@ def test_one_given_lam_uses_a_cholesky_residual_equal_to_the_spectral_one():
                                    atol=1e-10 * np.abs(Kx).max())
         assert rr.df == pytest.approx(fit.df, rel=1e-9)
         np.testing.assert_allclose(rr.residual_operator() @ np.ones(60), 1.0, atol=1e-10)
+        # R H R, the residuals' covariance (the gamma null's correction), against loops
+        R, H = fit.residual_operator(), np.eye(60) - 1.0 / 60
+        want = np.array([[sum(R[i, k] * H[k, m] * R[m, j] for k in range(60)
+                              for m in range(60)) for j in range(60)] for i in (0, 7, 59)])
+        for f in (rr, fit):
+            np.testing.assert_allclose(f.residual_covariance()[[0, 7, 59]], want, rtol=0,
+                                       atol=1e-10)
     # a target of full numerical rank takes the products with R
     Kw = _centre(_gram(np.random.default_rng(4).normal(size=(60, 5)), 0.3))
     fit = ConditionalMeanEmbedding(lam=1e-2).fit([kz], zs, Kw, cache=False)

@@ -29,7 +29,7 @@ def test_kci_equals_causal_learn(case):
     n, bw = case["n"], case["bandwidth"]
     res = conditional_independence_test(x, y, z, bandwidth_x=bw, bandwidth_y=bw,
                                         bandwidth_z=bw, lam=case["epsilon"] / n,
-                                        null_mean="zhang")
+                                        null_moments="zhang")
     assert res.statistic * n * n == pytest.approx(case["statistic"], rel=1e-8)
     assert res.pvalue == pytest.approx(case["pvalue_gamma"], rel=1e-3, abs=1e-15)
     assert res.params["x"]["epsilon"] == pytest.approx(case["epsilon"])

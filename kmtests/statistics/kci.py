@@ -38,7 +38,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
+import threading
+from collections import OrderedDict
 from typing import Any, Callable, ClassVar, Mapping, Sequence, cast
 
 import numpy as np
@@ -52,9 +55,11 @@ from .._validation import check_choice, shown
 from ..engines.hsic import PairedGrams, pair_sums
 from ..estimators import KME, KernelMeanEstimator
 from ..estimators.conditional import (
+    COMPANION_CACHES,
     ConditionalMeanEmbedding,
     FittedRegression,
     RidgeResidual,
+    _digest,
     feature_spectrum,
     ridge_residual,
     z_spectrum,
@@ -283,17 +288,18 @@ class KCI(Statistic):
     undersmooth_auto : bool, optional
         Whether ``bandwidth_z="auto"`` on a multivariate z divides the searched ``lam``
         by :data:`MULTI_Z_UNDERSMOOTH` (default: when `regression` is not given).
-    null_mean : {"corrected", "zhang"}
-        The mean of the gamma null (``method="gamma"``, the exact engine, the whole
-        sample): ``"corrected"`` (default) adds the terms of the rows' correlation through
-        the regressions that involve the noise (:func:`noise_mean_factor`); ``"zhang"``
-        is Zhang et al.'s diagonal approximation (causal-learn's number).
+    null_moments : {"corrected", "zhang"}
+        The mean and variance of the gamma null (``method="gamma"``, the exact engine, the
+        whole sample): ``"corrected"`` (default) adds to the mean the terms of the rows'
+        correlation through the regressions that involve the noise
+        (:func:`noise_mean_factor`; mean and variance times the ratio of the means);
+        ``"zhang"`` is Zhang et al.'s (causal-learn's number).
     """
 
     name: ClassVar[str] = "kci"
     registered_as: ClassVar[tuple[str, ...]] = ("kci", "split")
     options: ClassVar[tuple[str, ...]] = ("filter", "lam", "criterion", "bandwidth_z", "augment",
-                                          "z_transform", "undersmooth", "null_mean", "cache",
+                                          "z_transform", "undersmooth", "null_moments", "cache",
                                           "split_size")
     default_method: ClassVar[str] = "gamma"
     problem_kind: ClassVar[str] = "conditional"
@@ -305,7 +311,7 @@ class KCI(Statistic):
     @classmethod
     def keywords(cls, name: str) -> tuple[str, ...]:
         if name == "split":  # (the correction of the null mean is the whole sample's)
-            return tuple(o for o in cls.options if o != "null_mean")
+            return tuple(o for o in cls.options if o != "null_moments")
         return cls.options[:-1]
 
     @classmethod
@@ -328,7 +334,7 @@ class KCI(Statistic):
                    split=fraction if name == "split" else None,
                    cache=True if options.get("cache") is None else options["cache"],
                    z_transform=options.get("z_transform") or Z_TRANSFORM_DEFAULT,
-                   null_mean=options.get("null_mean") or "corrected")
+                   null_moments=options.get("null_moments") or "corrected")
 
     def draws(self, engine: Any) -> bool:
         """The split of SplitKCI and the features of the low-rank engines are drawn."""
@@ -339,9 +345,9 @@ class KCI(Statistic):
                  regression: ConditionalMeanEmbedding | None = None, augment: bool = True,
                  split: float | None = None, cache: bool = True,
                  z_transform: str = "none", undersmooth_auto: bool | None = None,
-                 null_mean: str = "corrected") -> None:
+                 null_moments: str = "corrected") -> None:
         self.kernel_x, self.kernel_y, self.kernel_z = kernel_x, kernel_y, kernel_z
-        self.null_mean = check_choice(null_mean, "null_mean", NULL_MEANS)
+        self.null_moments = check_choice(null_moments, "null_moments", NULL_MOMENTS)
         self.z_transform = check_choice(z_transform, "z_transform", Z_TRANSFORMS)
         self.bandwidth_z = _check_bandwidth_z(bandwidth_z)
         #: whether ``bandwidth_z="auto"`` on a multivariate z may set the undersmoothing
@@ -654,11 +660,10 @@ class KCI(Statistic):
         def observed(n_jobs: int | None) -> tuple[Values, dict[str, dict[str, Any]]]:
             return Values(np.array([stat]), np.array([scale])), {}
 
-        factor = 1.0
-        if self.null_mean == "corrected":
-            factor = noise_mean_factor(
-                (fx, kx.centred_gram(xa, name="x").Kc, Kxt),
-                (fy, ky.centred_gram(y, name="y").Kc, Kyt), z)
+        factor = None
+        if self.null_moments == "corrected":   # (computed when the gamma is fitted)
+            factor = functools.partial(_corrected_factor, (fx, kx, xa, Kxt),
+                                       (fy, ky, y, Kyt), z)
         return self._prepared(problem, kx, ky, fx, fy, Kxt, Kyt, values, observed, n,
                               unexplained=(rx.unexplained, ry.unexplained),
                               mean_factor=factor)
@@ -750,7 +755,7 @@ class KCI(Statistic):
     def _prepared(self, problem: Any, kx: Kernel, ky: Kernel, fx: Fit, fy: Fit,
                   Kxt: np.ndarray, Kyt: np.ndarray, values: Any, observed: Any, m: int,
                   kind: str = "kci", unexplained: tuple[float, float] = (1.0, 1.0),
-                  mean_factor: float = 1.0) -> Prepared:
+                  mean_factor: Callable[[], float] | None = None) -> Prepared:
         reg = self.regression
 
         def kernel_form() -> KernelForm:
@@ -795,13 +800,6 @@ class KCI(Statistic):
                                               "y": describe_kernel(fy.kernel)},
                                  "unexplained": {"x": unexplained[0],
                                                  "y": unexplained[1]}})
-        if mean_factor != 1.0:
-            prepared.notes.append(
-                f"gamma null: mean and variance times {mean_factor:.4g}, the rows' "
-                "correlation through the regressions on z (the noise terms; noise levels "
-                "from nearest neighbours in z); null_mean='zhang' for Zhang et al.'s "
-                "diagonal approximation.")
-            prepared.report["null_mean_factor"] = float(mean_factor)
         coarse = kind == "kci_lowrank" or self.split is not None
         prepared.holds = _trivially(unexplained, (fx, fy),
                                     DEGENERATE_BELOW_COARSE if coarse else DEGENERATE_BELOW)
@@ -814,20 +812,54 @@ class KCI(Statistic):
         return list(Z_FACTORS) if b in ("auto", "isotropic", *ARD_MODES) else [b]
 
 
-#: the choices of ``KCI(null_mean=...)``
-NULL_MEANS = ("corrected", "zhang")
+#: the choices of ``KCI(null_moments=...)``
+NULL_MOMENTS = ("corrected", "zhang")
+
+
+#: the nearest neighbours of recent metrics of z (:func:`_nearest`; PC asks for the same
+#: conditioning set and bandwidths once per pair of targets); small: n integers each
+_NEAREST: OrderedDict[str, np.ndarray] = OrderedDict()
+_NEAREST_KEEP = 64
+_NEAREST_LOCK = threading.Lock()
+COMPANION_CACHES.append(_NEAREST.clear)
+
+
+def _nearest(zm: np.ndarray) -> np.ndarray:
+    """The index of each row's nearest other row of `zm` (the first on ties), by the
+    digest of `zm`'s bytes from a small least-recently-used store."""
+    key = _digest(zm)
+    with _NEAREST_LOCK:
+        hit = _NEAREST.get(key)
+        if hit is not None:
+            _NEAREST.move_to_end(key)
+            return hit
+    sq = np.einsum("ij,ij->i", zm, zm)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (zm @ zm.T)
+    np.fill_diagonal(d2, np.inf)
+    j = np.argmin(d2, axis=1)
+    with _NEAREST_LOCK:
+        _NEAREST[key] = j
+        while len(_NEAREST) > _NEAREST_KEEP:
+            _NEAREST.popitem(last=False)
+    return j
 
 
 def _nearest_noise(K: np.ndarray, zm: np.ndarray) -> float:
     """Half the mean squared feature distance (Gram matrix `K`) of each row to its
     nearest neighbour in `zm` (rows): the noise level in the features where the
     conditional mean changes little between neighbours (a difference-based estimator)."""
-    sq = np.einsum("ij,ij->i", zm, zm)
-    d2 = sq[:, None] + sq[None, :] - 2.0 * (zm @ zm.T)
-    np.fill_diagonal(d2, np.inf)
-    j = np.argmin(d2, axis=1)
+    j = _nearest(zm)
     i = np.arange(j.size)
     return float(0.5 * np.mean(K[i, i] + K[j, j] - 2.0 * K[i, j]))
+
+
+def _corrected_factor(x: tuple[Fit, Kernel, np.ndarray, np.ndarray],
+                      y: tuple[Fit, Kernel, np.ndarray, np.ndarray], z: np.ndarray) -> float:
+    """:func:`noise_mean_factor` from each variable's fit, kernel, data and residual Gram
+    matrix (the centred Gram matrices from the kernels' cache)."""
+    (fx, kx, xa, Kxt), (fy, ky, ya, Kyt) = x, y
+    return noise_mean_factor((fx, kx.centred_gram(xa, name="x").Kc, Kxt),
+                             (fy, ky.centred_gram(ya, name="y").Kc, Kyt), z)
 
 
 def noise_mean_factor(x: tuple[Fit, np.ndarray, np.ndarray],
@@ -867,10 +899,7 @@ def _noise_mean_factor(x: tuple[Fit, np.ndarray, np.ndarray],
                        y: tuple[Fit, np.ndarray, np.ndarray], z: np.ndarray) -> float:
     parts = []
     for fit, Kc, Kt in (x, y):
-        R = fit.residual_operator()
-        n = R.shape[0]
-        rs = R.sum(axis=1)
-        A = R @ R - np.outer(rs, rs) / n                 # R H R (R symmetric)
+        A = fit.residual_covariance()                     # R H R
         trace_a = float(np.trace(A))
         if not trace_a > 0.0 or not np.isfinite(trace_a):
             return 1.0
