@@ -79,8 +79,10 @@ def ard_bandwidths(x: np.ndarray, y: np.ndarray, z: np.ndarray, target: str = "b
 def multi_variants() -> dict[str, Callable[..., float]]:
     """The ideas of issue 29 for a multivariate z, measured on the ``lv.MULTI`` designs:
     a tighter bound on the regression's degrees of freedom (``max_df``, default 0.5),
-    a looser one (1.0), Zhang's augmentation of x by z switched off, and the ARD
-    prototype (:func:`ard_bandwidths`, its kernel shared by x and y, ``lam`` tuned)."""
+    a looser one (1.0), Zhang's augmentation of x by z switched off, the ARD
+    prototype (:func:`ard_bandwidths`, its kernel shared by x and y, ``lam`` tuned), and
+    the default with Zhang et al.'s gamma moments (``null_moments="zhang"``, the default
+    until the sixth session)."""
     from kmtests import conditional_independence_test as ci
     from kmtests.estimators import ConditionalMeanEmbedding
     from kmtests.kernels import ARDGaussian, Gaussian
@@ -95,6 +97,9 @@ def multi_variants() -> dict[str, Callable[..., float]]:
     def no_augment(x: np.ndarray, y: np.ndarray, z: np.ndarray, seed: int) -> float:
         return float(ci(x, y, z, augment=False, cache=False).pvalue)
 
+    def zhang(x: np.ndarray, y: np.ndarray, z: np.ndarray, seed: int) -> float:
+        return float(ci(x, y, z, null_moments="zhang").pvalue)
+
     def max_df(frac: float) -> Callable[..., float]:
         def run(x: np.ndarray, y: np.ndarray, z: np.ndarray, seed: int) -> float:
             g = Gaussian()
@@ -105,6 +110,7 @@ def multi_variants() -> dict[str, Callable[..., float]]:
     return {"km kci gcv gamma max_df=0.25": max_df(0.25),
             "km kci gcv gamma max_df=1": max_df(1.0),
             "km kci gcv gamma augment=False": no_augment,
+            "km kci gcv gamma zhang": zhang,
             "km kci gcv gamma ARD (both)": ard("both"),
             "km kci gcv gamma ARD (y)": ard("y")}
 
@@ -125,7 +131,7 @@ def tests(n: int, dz: int, methods: str = "all", multi: bool = False
 
 def run_cell(scenario: str, n: int, reps: int, gp_reps: int, writer: Any,
              deps: tuple[float, ...], flush: Callable[[], None] | None = None,
-             methods: str = "all", only: tuple[str, ...] = ()) -> None:
+             methods: str = "all", only: tuple[str, ...] = (), first: int = 0) -> None:
     from kmtests.estimators.conditional import clear_cache
 
     dz = lv.draw(scenario, np.random.default_rng(0), 8)[2].shape[1]
@@ -133,12 +139,12 @@ def run_cell(scenario: str, n: int, reps: int, gp_reps: int, writer: Any,
     if only:
         todo = {k: v for k, v in todo.items() if k in only}
     for dep in deps:
-        for rep in range(reps):
+        for rep in range(first, first + reps):
             seed = lv.seed_of("power", scenario, n, dep, rep)
             x, y, z = lv.draw(scenario, np.random.default_rng(seed), n, dep)
             clear_cache()
             for name, test in todo.items():
-                if name == "cl KCI use_gp" and rep >= gp_reps:
+                if name == "cl KCI use_gp" and rep >= first + gp_reps:
                     continue
                 lv.record(writer, (scenario, n, dep, rep, name), test, (x, y, z), seed)
             if flush is not None:
@@ -164,6 +170,30 @@ def summarize(raw_files: list[str]) -> list[dict[str, Any]]:
                     "power": r["rate"], "power_ci_low": r["ci_low"], "power_ci_high": r["ci_high"],
                     "mean_seconds": 0.5 * (r["mean_seconds"] + (z["mean_seconds"] if z
                                                                 else r["mean_seconds"]))})
+    return out
+
+
+def size_adjusted(raw_files: list[str], alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Power at equal level: for each (scenario, n, method), the share of the alternative's
+    p-values at or below the `alpha`-quantile of the method's own null p-values (the
+    same data sets for every method), beside the rejections at `alpha`; and, for each
+    pair of methods, the data sets of the alternative only one of them rejects (the
+    exact McNemar test of their difference is ``scipy.stats.binomtest``)."""
+    import pandas as pd
+
+    d = pd.concat([pd.read_csv(f) for f in raw_files], ignore_index=True)
+    d = d[np.isfinite(d["pvalue"])]
+    out = []
+    for (scen, n, meth), g in d.groupby(["scenario", "n", "method"], sort=False):
+        p0 = g.loc[g["dep"] == 0, "pvalue"].to_numpy()
+        p1 = g.loc[g["dep"] > 0, "pvalue"].to_numpy()
+        if p0.size == 0 or p1.size == 0:
+            continue
+        thr = float(np.quantile(p0, alpha))
+        out.append({"scenario": scen, "n": int(n), "method": meth,
+                    "null_rejections": int((p0 <= alpha).sum()), "null_reps": int(p0.size),
+                    "alt_rejections": int((p1 <= alpha).sum()), "alt_reps": int(p1.size),
+                    "threshold": thr, "size_adjusted_power": float(np.mean(p1 <= thr))})
     return out
 
 
@@ -200,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated; 'multi' = the multivariate-z designs of issue 29")
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--first", type=int, default=0,
+                    help="the first data set (another range: data sets no choice was made on)")
     ap.add_argument("--gp-reps", type=int, default=100)
     ap.add_argument("--dep", type=float, default=None, help="override the alternative's dep")
     ap.add_argument("--alt-only", action="store_true", help="skip the null data sets")
@@ -207,8 +239,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated method names to run")
     ap.add_argument("--raw", default=str(HERE / "results" / "ci_power_raw.csv"))
     ap.add_argument("--summarize", nargs="+", metavar="RAW", default=None)
+    ap.add_argument("--size-adjusted", nargs="+", metavar="RAW", default=None,
+                    help="print the power at equal level (each method's own null quantile)")
     ap.add_argument("--out", default=str(HERE / "results" / "ci_power.csv"))
     args = ap.parse_args(argv)
+    if args.size_adjusted:
+        for r in size_adjusted(args.size_adjusted):
+            print(f"| {r['scenario']} | {r['method']} | {r['null_rejections']}/{r['null_reps']} "
+                  f"| {r['alt_rejections']}/{r['alt_reps']} | {r['threshold']:.4f} "
+                  f"| {r['size_adjusted_power']:.3f} |")
+        return 0
     if args.summarize:
         rows = summarize(args.summarize)
         lv.write_summary(rows, Path(args.out))
@@ -220,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         deps = (dep,) if args.alt_only else (0.0, dep)
         only = tuple(m.strip() for m in args.only.split(",") if m.strip())
         return lambda w, flush: run_cell(scen, args.n, args.reps, args.gp_reps, w, deps,
-                                         flush, args.methods, only)
+                                         flush, args.methods, only, args.first)
 
     lv.append_raw(args.raw, ((f"{scen} n={args.n}: {args.reps} data sets per hypothesis",
                               cell(scen))

@@ -15,7 +15,8 @@ neighbouring rows. In a homoscedastic model of the residual features (rows indep
 The script measures, on the same data sets as ``ci_multiz_default.py`` and
 ``ci_level.py``, the rejections at 5% of
 
-* ``kci``: the package's p-value (checked equal to ``conditional_independence_test``'s);
+* ``kci``: Zhang et al.'s gamma (checked equal to ``conditional_independence_test``'s with
+  ``null_moments="zhang"``, the package's default until the sixth session);
 * ``scaled``: the gamma law of ``T / c`` (mean times c, variance times c^2: in the
   model above the variance ratio on ``index3`` is c^2 to 0.1%);
 * ``mean-var-c``: mean and variance times c;
@@ -27,7 +28,11 @@ The script measures, on the same data sets as ``ci_multiz_default.py`` and
   sum of the products of the off-diagonal entries, the noise levels ``s`` estimated by
   half the mean squared feature distance to the nearest neighbour in z (in the metric
   of the regression's bandwidths; at most ``tr Kx~ / tr A_x``); mean and variance
-  scaled by the ratio of the two means.
+  scaled by the ratio of the two means: the package's default since the sixth session
+  (``null_moments="corrected"``; checked equal);
+* ``noise-nn-vu``, ``noise-nn-vx``: that mean with the variance estimated without the
+  bias of the diagonal terms (``vu``: ``2 U / n^2``, ``U`` the U-statistic of ``tr C^2``;
+  ``vx``: the V-statistic's variance for independent rows), both times the ratio;
 
 and, as a check of the model on the null data sets, the mean over the data sets of ``T``
 over KCI's null mean (``t_over_mean``, with its standard error): under the model its
@@ -50,13 +55,14 @@ import time
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 import ci_level as lv
 from dependent_streams import merge_rows
 import kmtests
+from kmtests.estimators import KME
 from kmtests.kernels import Gaussian
 from kmtests.problems.conditional import standardized
 from kmtests.statistics.kci import KCI
@@ -65,7 +71,7 @@ from kmtests.statistics.residual_cache import fitted_kernel
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "ci_row_correlation.csv"
-VARIANTS = ("kci", "scaled", "mean-var-c", "model", "noise-nn")
+VARIANTS = ("kci", "scaled", "mean-var-c", "model", "noise-nn", "noise-nn-vu", "noise-nn-vx")
 
 
 def nn_noise(K: np.ndarray, zm: np.ndarray) -> float:
@@ -85,13 +91,18 @@ def _metric(fit: Any, zs: np.ndarray) -> np.ndarray:
     return zs / (np.asarray(bw, dtype=float) if bw is not None else 1.0)
 
 
-def pvalues(x: np.ndarray, y: np.ndarray, z: np.ndarray
+def pvalues(x: np.ndarray, y: np.ndarray, z: np.ndarray, criterion: str = "gcv",
+            moments: dict[str, float] | None = None
             ) -> tuple[dict[str, float], float, float, float]:
-    """The p-values of the variants on one data set, c, and ``T`` over KCI's null mean
-    and over the noise-nn variant's."""
+    """The p-values of the variants on one data set (the regressions' `criterion`), c,
+    and ``T`` over KCI's null mean and over the noise-nn variant's; `moments`, if given,
+    receives ``T`` over the noise-nn mean and the gamma's variance of that ratio under
+    Zhang et al.'s and the ``vu`` variance (each times the factor)."""
     n = x.shape[0]
     dz = z.shape[1]
-    stat = KCI(Gaussian(), Gaussian(), Gaussian()).resolved(dz, SimpleNamespace(name="exact"))
+    kernels = {"x": Gaussian(), "y": Gaussian(), "z": Gaussian()}
+    stat = cast(KCI, KCI.build("kci", kernels, KME(), {"criterion": criterion})
+                ).resolved(dz, SimpleNamespace(name="exact"))
     stat.cache = False
     xs, ys, zs = standardized(x), standardized(y), standardized(z)
     xa = np.hstack([xs, 0.5 * zs])
@@ -128,6 +139,19 @@ def pvalues(x: np.ndarray, y: np.ndarray, z: np.ndarray
 
     f = 1.0 + (nx * off(Ax, Ky) + ny * off(Ay, Kx) - nx * ny * off(Ax, Ay)) / (n**2 * mean)
     out["noise-nn"] = _gamma_sf(T, mean * f, var * f)[0] if f > 0 else float("nan")
+    # the variance without the diagonal's share: 2 ||M||_F^2 / n^4 estimates
+    # 2 tr C^2 / n^2 (C the covariance of the rows of the product features) with the bias
+    # 2 sum_t M_tt^2 / n^4; "vu" drops it (U-statistic of tr C^2), "vx" is the V-statistic's
+    # variance for independent rows, 2 (n - 1) U / n^3 + var_t(M_tt) / n^3
+    d = np.diag(M)
+    u_tr = (float(np.sum(M * M)) - float(d @ d)) / (n * (n - 1))
+    var_u = 2.0 * u_tr / n**2
+    var_x = (2.0 * (n - 1) * u_tr + float(np.var(d, ddof=1))) / n**3
+    out["noise-nn-vu"] = _gamma_sf(T, mean * f, var_u * f)[0] if f > 0 else float("nan")
+    out["noise-nn-vx"] = _gamma_sf(T, mean * f, var_x * f)[0] if f > 0 else float("nan")
+    if moments is not None:
+        moments.update(u=T / (mean * f), var_zhang=var * f / (mean * f) ** 2,
+                       var_vu=var_u * f / (mean * f) ** 2)
     return out, c, T / mean, T / (mean * f)
 
 
@@ -229,9 +253,11 @@ def cell(scenario: str, dep: float, first: int, reps: int, check: int) -> dict[s
         c0 = time.process_time()
         ps, c, ratio, noise_ratio = pvalues(x, y, z)
         cpu += time.process_time() - c0
-        if rep < first + check:   # the same p-value as the package's
-            ref = kmtests.conditional_independence_test(x, y, z).pvalue
+        if rep < first + check:   # the same p-values as the package's
+            ref = kmtests.conditional_independence_test(x, y, z, null_moments="zhang").pvalue
             assert abs(ref - ps["kci"]) <= 1e-9, (scenario, rep, ref, ps["kci"])
+            ref = kmtests.conditional_independence_test(x, y, z).pvalue
+            assert abs(ref - ps["noise-nn"]) <= 1e-9, (scenario, rep, ref, ps["noise-nn"])
         cs.append(c)
         ratios.append(ratio)
         noise_ratios.append(noise_ratio)

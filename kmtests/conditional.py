@@ -45,6 +45,7 @@ def conditional_independence_test(
     augment: bool | None = None,
     z_transform: Literal["none", "normal_scores", "rank"] | None = None,
     undersmooth: float | None = None,
+    null_moments: Literal["corrected", "zhang"] | None = None,
     split_size: float | None = None,
     method: Literal["gamma", "chi2", "wild", "permutation"] | NullMethod | None = None,
     strata: ArrayLike | None = None,
@@ -129,6 +130,13 @@ def conditional_independence_test(
         0.35 (n - 1) degrees of freedom). Default: 10 where
         ``bandwidth_z="auto"`` searches per-coordinate bandwidths (a z of three or
         more coordinates), else 1 (the `criterion`'s choice).
+    null_moments : {"corrected", "zhang"}, optional
+        The moments of the gamma null on the exact engine (KCI, the whole sample).
+        ``"corrected"`` (default) adds to the mean the terms that the rows' correlation
+        through the regressions on z contributes with the noise, and scales the variance
+        by the same ratio (:func:`kmtests.statistics.kci.noise_mean_factor`; Zhang et
+        al.'s diagonal approximation was 1-30% too small on 22 of 23 null cells
+        measured); ``"zhang"`` keeps Zhang et al.'s (causal-learn's p-value).
     split_size : float, optional
         The fraction of the sample the regressions of ``statistic="split"`` are
         fitted on.
@@ -206,7 +214,7 @@ def conditional_independence_test(
     >>> y = np.cos(2 * z) + 0.3 * gen.normal(size=300)   # dependent only through z
     >>> res = conditional_independence_test(x, y, z)
     >>> print(f"KCI = {res.statistic:.3g}, p = {res.pvalue:.3f}")
-    KCI = 1.27e-05, p = 0.844
+    KCI = 1.27e-05, p = 0.858
     """
     return _plan.run((x, y, z), locals())
 

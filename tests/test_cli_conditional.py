@@ -46,6 +46,12 @@ def test_equals_the_api(capsys, data):
         f["a"].to_numpy(), f["b"].to_numpy(), f[["c", "d"]].to_numpy(),
         bandwidth_z="ard_each", undersmooth=10.0, z_transform="rank")
     assert ard["pvalue"] == ref.pvalue
+    zhang = _json(capsys, "conditional", path, "--x", "a", "--y", "b", "--z", "c",
+                  "--null-moments", "zhang")
+    ref = kmtests.conditional_independence_test(f["a"].to_numpy(), f["b"].to_numpy(),
+                                                f["c"].to_numpy(), null_moments="zhang")
+    assert zhang["pvalue"] == ref.pvalue and zhang["pvalue"] != out["pvalue"]
+    assert "null_mean_factor" not in zhang["details"] and out["details"]["null_mean_factor"] > 1
     strata = _json(capsys, "conditional", path, "--x", "e", "--y", "f", "--z", "d",
                    "--strata", "d", "--seed", 1, "--n-resamples", 199)
     ref = kmtests.conditional_independence_test(

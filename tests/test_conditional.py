@@ -71,7 +71,7 @@ def test_statistic_equals_brute_force(augment):
     x, y, z = _data(1, 35, dz=2)
     bws, lam = (1.1, 0.9, 1.3), 0.01
     res = ci(x, y, z, bandwidth_x=bws[0], bandwidth_y=bws[1], bandwidth_z=bws[2], lam=lam,
-             augment=augment)
+             augment=augment, null_moments="zhang")
     ref, Kxt, Kyt = _brute_kci(x, y, z, bws, lam, augment)
     assert res.statistic == pytest.approx(ref, rel=1e-10)
     # the gamma of the asymptotic null: mean tr(M)/n^2, variance 2 ||M||_F^2 / n^4
@@ -80,6 +80,42 @@ def test_statistic_equals_brute_force(augment):
     p = stats.gamma.sf(ref, mean**2 / var, scale=var / mean)
     assert res.pvalue == pytest.approx(p, rel=1e-8)
     assert res.params["x"]["epsilon"] == pytest.approx(n * lam)
+    # the default corrects the mean (and variance) by the noise terms of the rows'
+    # correlation through the regressions: a loop over the pairs
+    f = _brute_noise_factor(x, y, z, bws, lam, augment)
+    p = stats.gamma.sf(ref, (mean * f) ** 2 / (var * f), scale=var * f / (mean * f))
+    default = ci(x, y, z, bandwidth_x=bws[0], bandwidth_y=bws[1], bandwidth_z=bws[2],
+                 lam=lam, augment=augment)
+    assert f != pytest.approx(1.0, abs=1e-3)
+    assert default.details["null_mean_factor"] == pytest.approx(f, rel=1e-10)
+    assert default.pvalue == pytest.approx(p, rel=1e-8)
+
+
+def _brute_noise_factor(x, y, z, bws, lam, augment):
+    """The factor of the null mean by loops: ``A = R H R``, noise levels by the nearest
+    neighbour in z / bandwidth (at most ``tr K~ / tr A``), the off-diagonal sums."""
+    xs, ys, zs = _std(x), _std(y), _std(z)
+    xa = np.hstack([xs, 0.5 * zs]) if augment else xs
+    n = xs.shape[0]
+    Kx, Ky, Kz = (_centre(_gram(a, b)) for a, b in zip((xa, ys, zs), bws))
+    R = n * lam * np.linalg.inv(Kz + n * lam * np.eye(n))
+    H = np.eye(n) - 1.0 / n
+    A = R @ H @ R
+    zm = zs / bws[2]
+    levels = []
+    for K in (Kx, Ky):
+        Kt = R @ K @ R
+        total = 0.0
+        for i in range(n):
+            d = [np.sum((zm[i] - zm[j]) ** 2) if j != i else np.inf for j in range(n)]
+            j = int(np.argmin(d))
+            total += K[i, i] + K[j, j] - 2 * K[i, j]
+        levels.append(min(total / (2 * n), np.trace(Kt) / np.trace(A)))
+    Kxt, Kyt = R @ Kx @ R, R @ Ky @ R
+    off = lambda P, Q: sum(P[i, j] * Q[i, j] for i in range(n) for j in range(n) if i != j)
+    sx, sy = levels
+    extra = sx * off(A, Kyt) + sy * off(A, Kxt) - sx * sy * off(A, A)
+    return 1.0 + extra / sum(Kxt[i, i] * Kyt[i, i] for i in range(n))
 
 
 def test_one_given_lam_uses_a_cholesky_residual_equal_to_the_spectral_one():
@@ -99,6 +135,13 @@ def test_one_given_lam_uses_a_cholesky_residual_equal_to_the_spectral_one():
                                    atol=1e-10 * np.abs(Kx).max())
         assert rr.df == pytest.approx(fit.df, rel=1e-9)
         np.testing.assert_allclose(rr.residual_operator() @ np.ones(60), 1.0, atol=1e-10)
+        # R H R, the residuals' covariance (the gamma null's correction), against loops
+        R, H = fit.residual_operator(), np.eye(60) - 1.0 / 60
+        want = np.array([[sum(R[i, k] * H[k, m] * R[m, j] for k in range(60)
+                              for m in range(60)) for j in range(60)] for i in (0, 7, 59)])
+        for f in (rr, fit):
+            np.testing.assert_allclose(f.residual_covariance()[[0, 7, 59]], want, rtol=0,
+                                       atol=1e-10)
     # a target of full numerical rank takes the products with R
     Kw = _centre(_gram(np.random.default_rng(4).normal(size=(60, 5)), 0.3))
     fit = ConditionalMeanEmbedding(lam=1e-2).fit([kz], zs, Kw, cache=False)

@@ -92,6 +92,7 @@ def _variants(seed):
         "marglik-gamma": {"criterion": "marglik"},
         "loo-gamma": {"criterion": "loo"},
         "split-gamma": {"statistic": "split", "rng": seed},
+        "zhang-gamma": {"null_moments": "zhang"},
     }
 
 
@@ -141,15 +142,34 @@ def test_level_on_the_heteroscedastic_null(variant):
     assert lo <= rej <= hi, f"{variant}: rejections {rej}/{reps} outside [{lo}, {hi}]"
 
 
+_PNL3_CONSERVATIVE = (
+    "the corrected gamma null (the default) rejects 3-5 of 300 pnl3 nulls at n = 100 (Zhang "
+    "et al.'s moments 7-9): its mean is right there (T over it 0.97 +- 0.03) but its "
+    "variance, Zhang et al.'s times the factor, is 46-73% above the statistic's "
+    "(benchmarks/ci_small_n.py; 16-38% at n = 200, where it rejects 11-15 of 300)")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("null", ["pnl3", "index3"])
-@pytest.mark.parametrize("variant", ["gcv-gamma", "marglik-gamma", "loo-gamma"])
+@pytest.mark.parametrize("variant", ["gcv-gamma", "marglik-gamma", "loo-gamma", "zhang-gamma"])
 def test_level_on_a_multivariate_z(null, variant):
-    """The nulls where an unbounded search interpolated (see the module docs)."""
+    """The nulls where an unbounded search interpolated (see the module docs); the
+    corrected gamma's conservative side on pnl3 is the strict xfail below."""
     reps = 300
     lo, hi = _band(reps)
     rej = _counts(null, 100, reps, 5606)[variant]
-    assert lo <= rej <= hi, f"{null}, {variant}: rejections {rej}/{reps} outside [{lo}, {hi}]"
+    assert rej <= hi, f"{null}, {variant}: rejections {rej}/{reps} above {hi}"
+    if null != "pnl3" or variant == "zhang-gamma":
+        assert lo <= rej, f"{null}, {variant}: rejections {rej}/{reps} below {lo}"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=_PNL3_CONSERVATIVE)
+@pytest.mark.parametrize("variant", ["gcv-gamma", "marglik-gamma", "loo-gamma"])
+def test_not_conservative_on_pnl3_at_n_100(variant):
+    lo, _ = _band(300)
+    rej = _counts("pnl3", 100, 300, 5606)[variant]
+    assert rej >= lo, f"pnl3, {variant}: rejections {rej}/300 below {lo}"
 
 
 # -- a discrete z: the exact test within strata ---------------------------------------------------

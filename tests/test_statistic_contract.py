@@ -46,10 +46,13 @@ OTHER_VALUE: dict[str, Any] = {
     "filter": "cutoff", "lam": 0.3, "covariance": "split", "split_size": 12,
     "block_size": 4, "n_locations": 2, "criterion": "loo", "bandwidth_z": 2.0,
     "augment": False, "max_lag": 2, "combine": "max", "levels": (-2, 1), "grid": [0.5, 1.5],
-    "weights": "centred", "diagonals": 5, "z_transform": "normal_scores", "undersmooth": 10.0}
+    "weights": "centred", "diagonals": 5, "z_transform": "normal_scores", "undersmooth": 10.0,
+    "null_moments": "zhang"}
 NO_EFFECT_ON_VALUE = {"cache": "a cache of z's decompositions: the same numbers, faster",
                       "propensity": "the null's relabellings (tests/test_conditional_two_sample.py)",
-                      "clip": "the null's relabellings (tests/test_conditional_two_sample.py)"}
+                      "clip": "the null's relabellings (tests/test_conditional_two_sample.py)",
+                      "null_moments": "the gamma null's mean (tests/test_conditional.py: the "
+                                   "p-value against loops)"}
 
 #: the statistic names with a fixed value of an option (``split_size`` of SplitKCI is the
 #: fraction of the sample its regressions are fitted on)

@@ -2,7 +2,8 @@
 
 The options are those of :func:`kmtests.conditional_independence_test`, by their
 command-line names (``--bandwidth-z auto|isotropic|ard|ard_each|median|NUMBER|LIST``,
-``--criterion``, ``--lam``, ``--undersmooth``, ``--z-transform``, ``--no-augment``, ``--statistic kci|split``, ``--method``,
+``--criterion``, ``--lam``, ``--undersmooth``, ``--z-transform``, ``--no-augment``,
+``--null-moments``, ``--statistic kci|split``, ``--method``,
 ``--strata COLUMN``, ``--engine exact|rff|nystrom``, ``--n-features``).
 """
 
@@ -18,7 +19,7 @@ __all__ = ["add_conditional", "run_conditional"]
 
 _OPTIONS = ["statistic", "filter", "lam", "criterion", "split_size", "method", "engine",
             "n_features", "kernel_x", "kernel_y", "kernel_z", "bandwidth_x", "bandwidth_y",
-            "bandwidth_z", "undersmooth", "z_transform"]
+            "bandwidth_z", "undersmooth", "z_transform", "null_moments"]
 
 
 def _bandwidth_z(text: str) -> str | float | list[float]:
@@ -75,6 +76,9 @@ def add_conditional(sub: Any) -> argparse.ArgumentParser:
                    help="replace each column of z by its normal scores or ranks first")
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="compare x rather than (x, z/2)")
+    p.add_argument("--null-moments", default=None, choices=["corrected", "zhang"],
+                   help="the gamma null's moments: corrected for the rows' correlation through "
+                   "the regressions (default) or Zhang et al.'s (causal-learn's)")
     p.add_argument("--split-size", type=opt.probability, default=None,
                    help="fraction of the data the regressions of --statistic split are "
                    "fitted on (default 0.5)")

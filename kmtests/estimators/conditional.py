@@ -261,6 +261,17 @@ class FittedRegression:
         R[np.diag_indices_from(R)] += 1.0
         return R
 
+    def residual_covariance(self) -> np.ndarray:
+        """``R H R`` (``H`` the centring): the covariance of the residuals of independent
+        rows of unit variance, ``I - U diag(2 h - h^2) U' - (R 1)(R 1)' / n`` (O(n^2 r))."""
+        U, h = self.spectrum.U, self.h
+        n = U.shape[0]
+        A = -(U * (h * (2.0 - h))) @ U.T
+        A[np.diag_indices_from(A)] += 1.0
+        r1 = 1.0 - (U * h) @ U.sum(axis=0)
+        A -= np.outer(r1, r1) / n
+        return A
+
     def residual_features(self, F: np.ndarray) -> np.ndarray:
         """``R F``: the residuals of centred features (n x r; O(n r r_z))."""
         U = self.spectrum.U
@@ -342,6 +353,12 @@ class RidgeResidual:
             R *= self.n * self.lam
             self._memo["R"] = R
         return self._memo["R"]
+
+    def residual_covariance(self) -> np.ndarray:
+        """``R H R`` (``H`` the centring; O(n^3))."""
+        R = self.residual_operator()
+        r1 = R.sum(axis=1)
+        return np.asarray(R @ R - np.outer(r1, r1) / self.n)
 
     def residual_features(self, F: np.ndarray) -> np.ndarray:
         """``R F`` (two triangular solves)."""

@@ -146,10 +146,17 @@ class GammaMethod(NullMethod):
     def notes(self, res: ResultLike, alpha: float) -> list[str]:
         d = res.details
         if d.get("kci_moments"):
-            return ["Gamma approximation to the asymptotic null (a weighted sum of chi-square "
+            text = ("Gamma approximation to the asymptotic null (a weighted sum of chi-square "
                     "variables with the eigenvalues of the product of the residual Gram "
                     "matrices; Zhang et al., 2011), fitted to its mean and variance: "
-                    "approximate p-value."]
+                    "approximate p-value.")
+            if "null_mean_factor" in d:
+                text += (f" Mean and variance times {float(d['null_mean_factor']):.4g}: the "
+                         "rows' correlation through the regressions on z (its noise terms, "
+                         "the noise levels from nearest neighbours in z); "
+                         "null_moments='zhang' for Zhang et al.'s moments (causal-learn's "
+                         "p-value).")
+            return [text]
         if self.moments == "permutation":
             return ["Gamma approximation to the null distribution, fitted to the exact mean "
                     "and variance of the statistic over the permutations of the data: "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
@@ -271,6 +271,10 @@ class KCIForm(HSICForm):
     (with ``lowrank``: their features, ``M = (Kc Kc') o (Lc Lc')``, no n x n matrix)."""
 
     lowrank: bool = False
+    #: computes the gamma null's mean (and variance) factor when the gamma is fitted: the
+    #: rows' correlation through the regressions
+    #: (:func:`kmtests.statistics.kci.noise_mean_factor`; None: Zhang et al.'s moments)
+    mean_factor: Callable[[], float] | None = None
 
     kind: ClassVar[str] = "kci"
     biased_name: ClassVar[str] = "KCI"
@@ -306,7 +310,8 @@ class KCIForm(HSICForm):
 
     def gamma(self, t: float, moments: str) -> tuple[float, dict[str, Any]]:
         assert self.Lc is not None
-        return kci_gamma(self.Kc, self.Lc, t, lowrank=self.lowrank)
+        factor = None if self.mean_factor is None else self.mean_factor()
+        return kci_gamma(self.Kc, self.Lc, t, lowrank=self.lowrank, factor=factor)
 
     def chi2_weights(self) -> np.ndarray:
         assert self.Lc is not None

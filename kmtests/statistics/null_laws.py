@@ -105,14 +105,16 @@ def hsic_gamma(K: np.ndarray, L: np.ndarray, observed_biased: float,
     return _fit(observed_biased, mean, var, pm / n**2, pv / n**4, moments, "HSIC_b")
 
 
-def kci_gamma(Kx: np.ndarray, Ky: np.ndarray, t: float, lowrank: bool = False
-              ) -> tuple[float, dict[str, Any]]:
+def kci_gamma(Kx: np.ndarray, Ky: np.ndarray, t: float, lowrank: bool = False,
+              factor: float | None = None) -> tuple[float, dict[str, Any]]:
     """p-value of the KCI statistic ``T = sum(Kx o Ky) / n^2`` (residual Gram matrices)
     under the gamma fitted to its asymptotic null ``sum_k lambda_k chi^2_1 / n^2``,
     ``lambda`` the eigenvalues of ``M = Kx o Ky``: mean ``tr M / n^2``, variance
-    ``2 ||M||_F^2 / n^4`` (Zhang et al., 2011; causal-learn's ``get_kappa``). With
-    `lowrank`, `Kx` and `Ky` are residual features (``M = (Kx Kx') o (Ky Ky')``, whose
-    moments come from the products of the features)."""
+    ``2 ||M||_F^2 / n^4`` (Zhang et al., 2011; causal-learn's ``get_kappa``), both times
+    `factor` when given (the correction of the mean for rows correlated by the
+    regressions: :func:`kmtests.statistics.kci.noise_mean_factor`; reported as
+    ``null_mean_factor``). With `lowrank`, `Kx` and `Ky` are residual features
+    (``M = (Kx Kx') o (Ky Ky')``, whose moments come from the products of the features)."""
     n = Kx.shape[0]
     if lowrank:
         tr, C = lowrank_products(Kx, Ky)
@@ -122,8 +124,12 @@ def kci_gamma(Kx: np.ndarray, Ky: np.ndarray, t: float, lowrank: bool = False
         M = Kx * Ky
         mean = float(np.trace(M)) / n**2
         var = 2.0 * float(np.einsum("ij,ij->", M, M)) / n**4
-    p, det = _gamma_sf(t, mean, var)
-    return p, {**det, "kci_moments": True}
+    f = 1.0 if factor is None else float(factor)
+    p, det = _gamma_sf(t, mean * f, var * f)
+    out = {**det, "kci_moments": True}
+    if factor is not None:
+        out["null_mean_factor"] = f
+    return p, out
 
 
 def _fit(t: float, a_mean: float, a_var: float, p_mean: float, p_var: float, moments: str,
