@@ -553,3 +553,20 @@ def test_report_names_the_regression_and_the_null():
                 "bandwidth_z_x", "moments: asymptotic"):
         assert key in text
     assert res.to_dict()["details"]["regression"]["x"]["lam"] == res.params["x"]["lam"]
+
+
+def test_nearest_neighbours_are_kept_per_metric_and_equal_loops():
+    """The corrected gamma's nearest neighbours in z (the store PC reuses): the first
+    nearest other row, on ties too, read-only, dropped by ``clear_cache``."""
+    from kmtests.statistics import kci as kci_mod
+
+    gen = np.random.default_rng(11)
+    zm = np.vstack([gen.normal(size=(30, 2)), [[0.0, 0.0], [0.0, 0.0]]])   # a tie
+    want = [min((j for j in range(32) if j != i),
+                key=lambda j: (float(np.sum((zm[i] - zm[j]) ** 2)), j)) for i in range(32)]
+    j = kci_mod._nearest(zm)
+    assert j.tolist() == want and not j.flags.writeable
+    assert kci_mod._nearest(zm.copy()) is j            # the same bytes: from the store
+    assert kci_mod._nearest(zm * 2.0) is not j
+    cme.clear_cache()
+    assert kci_mod._nearest(zm) is not j

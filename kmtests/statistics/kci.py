@@ -837,6 +837,7 @@ def _nearest(zm: np.ndarray) -> np.ndarray:
     d2 = sq[:, None] + sq[None, :] - 2.0 * (zm @ zm.T)
     np.fill_diagonal(d2, np.inf)
     j = np.argmin(d2, axis=1)
+    j.setflags(write=False)   # (shared by the callers of the store)
     with _NEAREST_LOCK:
         _NEAREST[key] = j
         while len(_NEAREST) > _NEAREST_KEEP:
