@@ -570,3 +570,27 @@ def test_nearest_neighbours_are_kept_per_metric_and_equal_loops():
     assert kci_mod._nearest(zm * 2.0) is not j
     cme.clear_cache()
     assert kci_mod._nearest(zm) is not j
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian", "imq", "matern32", "matern52",
+                                    "ard", "linear"])
+def test_feature_gaps_from_pairs_equal_the_centred_gram(kernel):
+    """The noise level reads ``K_ii + K_jj - 2 K_ij`` of the nearest neighbours; for the
+    kernels of a scaled distance it comes from the pairs alone, equal to the Gram's."""
+    from kmtests import kernels as kk
+    from kmtests.statistics import kci as kci_mod
+
+    gen = np.random.default_rng(12)
+    data = gen.normal(size=(40, 2)) * [1.0, 3.0]
+    k = {"gaussian": kk.Gaussian(), "laplacian": kk.Laplacian(), "imq": kk.IMQ(),
+         "matern32": kk.Matern32(), "matern52": kk.Matern52(),
+         "ard": kk.ARDGaussian(bandwidth=[0.7, 2.5]), "linear": kk.Linear()}[kernel]
+    k = k.fitted_to(data)
+    j = gen.permutation(40)
+    Kc = k.centred_gram(data, name="x").Kc
+    want = np.diagonal(Kc) + Kc[j, j] - 2.0 * Kc[np.arange(40), j]
+    gaps = kci_mod._feature_gaps(k, data, "x")
+    got = gaps(j) if callable(gaps) else (np.diagonal(gaps) + gaps[j, j]
+                                          - 2.0 * gaps[np.arange(40), j])
+    assert callable(gaps) == (kernel != "linear")
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

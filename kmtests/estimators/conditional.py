@@ -266,10 +266,10 @@ class FittedRegression:
         rows of unit variance, ``I - U diag(2 h - h^2) U' - (R 1)(R 1)' / n`` (O(n^2 r))."""
         U, h = self.spectrum.U, self.h
         n = U.shape[0]
-        A = -(U * (h * (2.0 - h))) @ U.T
-        A[np.diag_indices_from(A)] += 1.0
         r1 = 1.0 - (U * h) @ U.sum(axis=0)
-        A -= np.outer(r1, r1) / n
+        V = np.hstack([U, r1[:, None]])          # one product for both terms
+        A = -(V * np.append(h * (2.0 - h), 1.0 / n)) @ V.T
+        A[np.diag_indices_from(A)] += 1.0
         return A
 
     def residual_features(self, F: np.ndarray) -> np.ndarray:

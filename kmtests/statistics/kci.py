@@ -65,7 +65,7 @@ from ..estimators.conditional import (
     z_spectrum,
 )
 from ..estimators.filters import filter_function
-from ..kernels import ARDGaussian, Kernel
+from ..kernels import ARDGaussian, Kernel, _BandwidthKernel
 from ..problems.conditional import standardized
 from ..problems.marginal import Z_TRANSFORMS, marginal_transform
 from ._base import Prepared, Statistic
@@ -845,26 +845,48 @@ def _nearest(zm: np.ndarray) -> np.ndarray:
     return j
 
 
-def _nearest_noise(K: np.ndarray, zm: np.ndarray) -> float:
-    """Half the mean squared feature distance (Gram matrix `K`) of each row to its
-    nearest neighbour in `zm` (rows): the noise level in the features where the
-    conditional mean changes little between neighbours (a difference-based estimator)."""
+def _nearest_noise(K: Any, zm: np.ndarray) -> float:
+    """Half the mean squared feature distance of each row to its nearest neighbour in
+    `zm` (rows): the noise level in the features where the conditional mean changes
+    little between neighbours (a difference-based estimator). `K` is the centred Gram
+    matrix, or a function of the neighbours' indices ``j`` giving ``K_ii + K_jj - 2 K_ij``
+    (:func:`_feature_gaps`)."""
     j = _nearest(zm)
+    if callable(K):
+        return float(0.5 * np.mean(K(j)))
     i = np.arange(j.size)
     return float(0.5 * np.mean(K[i, i] + K[j, j] - 2.0 * K[i, j]))
+
+
+def _feature_gaps(kernel: Kernel, data: np.ndarray, name: str) -> Any:
+    """``j -> K_ii + K_jj - 2 K_ij``, the squared feature distance of each row to row
+    ``j[i]`` (centring cancels in it): for the kernels ``exp(exponent(d^2))`` of a scaled
+    distance, ``-2 expm1(exponent(d_ij^2))`` from the pairs alone (O(n d)); else from the
+    centred Gram matrix."""
+    if isinstance(kernel, _BandwidthKernel) and kernel.translation_invariant:
+        a = np.asarray(data, dtype=np.float64)
+        a = a.reshape(a.shape[0], -1)
+        scaled = a / kernel.bandwidth_values(a.shape[1])
+
+        def gaps(j: np.ndarray) -> np.ndarray:
+            d = scaled - scaled[j]
+            t = kernel._exponent(np.einsum("ij,ij->i", d, d))
+            return np.asarray(-2.0 * np.expm1(t))
+        return gaps
+    return kernel.centred_gram(data, name=name).Kc
 
 
 def _corrected_factor(x: tuple[Fit, Kernel, np.ndarray, np.ndarray],
                       y: tuple[Fit, Kernel, np.ndarray, np.ndarray], z: np.ndarray) -> float:
     """:func:`noise_mean_factor` from each variable's fit, kernel, data and residual Gram
-    matrix (the centred Gram matrices from the kernels' cache)."""
+    matrix."""
     (fx, kx, xa, Kxt), (fy, ky, ya, Kyt) = x, y
-    return noise_mean_factor((fx, kx.centred_gram(xa, name="x").Kc, Kxt),
-                             (fy, ky.centred_gram(ya, name="y").Kc, Kyt), z)
+    return noise_mean_factor((fx, _feature_gaps(kx, xa, "x"), Kxt),
+                             (fy, _feature_gaps(ky, ya, "y"), Kyt), z)
 
 
-def noise_mean_factor(x: tuple[Fit, np.ndarray, np.ndarray],
-                      y: tuple[Fit, np.ndarray, np.ndarray], z: np.ndarray) -> float:
+def noise_mean_factor(x: tuple[Fit, Any, np.ndarray], y: tuple[Fit, Any, np.ndarray],
+                      z: np.ndarray) -> float:
     """The factor of the gamma null's mean for rows correlated by the regressions.
 
     KCI's null mean ``sum_t Kx~_tt Ky~_tt / n^2`` (Zhang et al.) takes the rows of the
@@ -882,7 +904,9 @@ def noise_mean_factor(x: tuple[Fit, np.ndarray, np.ndarray],
     Parameters
     ----------
     x, y : tuple
-        Each variable's ``(fit, centred Gram matrix, residual Gram matrix)``.
+        Each variable's ``(fit, centred Gram matrix, residual Gram matrix)``; instead of
+        the centred Gram matrix, a function of the nearest neighbours' indices ``j``
+        giving ``K_ii + K_jj - 2 K_ij`` (what the noise level reads of it).
     z : ndarray, shape (n, d)
         The (standardised) conditioning data the regressions were fitted on.
 
@@ -896,8 +920,8 @@ def noise_mean_factor(x: tuple[Fit, np.ndarray, np.ndarray],
         return _noise_mean_factor(x, y, z)
 
 
-def _noise_mean_factor(x: tuple[Fit, np.ndarray, np.ndarray],
-                       y: tuple[Fit, np.ndarray, np.ndarray], z: np.ndarray) -> float:
+def _noise_mean_factor(x: tuple[Fit, Any, np.ndarray], y: tuple[Fit, Any, np.ndarray],
+                       z: np.ndarray) -> float:
     parts = []
     for fit, Kc, Kt in (x, y):
         A = fit.residual_covariance()                     # R H R
