@@ -76,14 +76,18 @@ VARIANTS = ("kci", "scaled", "mean-var-c", "model", "noise-nn", "noise-nn-vu", "
 
 def nn_noise(K: np.ndarray, zm: np.ndarray) -> float:
     """Half the mean squared feature distance (Gram matrix `K`) of each row to its nearest
-    neighbour in `zm`: the noise level when the conditional mean varies little between
-    neighbours (a difference-based estimator)."""
-    sq = np.sum(zm * zm, axis=1)
-    d2 = sq[:, None] + sq[None, :] - 2.0 * zm @ zm.T
+    neighbours in `zm` (the mean over the rows tied at the smallest distance, to a
+    relative 1e-9, as the package has it since the sixth session; the first of them
+    before): the noise level when the conditional mean varies little between neighbours
+    (a difference-based estimator)."""
+    n = zm.shape[0]
+    d2 = np.zeros((n, n))
+    for col in zm.T:
+        d2 += (col[:, None] - col[None, :]) ** 2
     np.fill_diagonal(d2, np.inf)
-    j = np.argmin(d2, axis=1)
-    i = np.arange(j.size)
-    return float(0.5 * np.mean(K[i, i] + K[j, j] - 2.0 * K[i, j]))
+    tied = d2 <= d2.min(axis=1)[:, None] * (1.0 + 1e-9)
+    gaps = np.diag(K)[:, None] + np.diag(K)[None, :] - 2.0 * K
+    return float(0.5 * np.mean(np.sum(gaps * tied, axis=1) / np.sum(tied, axis=1)))
 
 
 def _metric(fit: Any, zs: np.ndarray) -> np.ndarray:

@@ -556,20 +556,40 @@ def test_report_names_the_regression_and_the_null():
 
 
 def test_nearest_neighbours_are_kept_per_metric_and_equal_loops():
-    """The corrected gamma's nearest neighbours in z (the store PC reuses): the first
-    nearest other row, on ties too, read-only, dropped by ``clear_cache``."""
+    """The corrected gamma's nearest neighbours in z (the store PC reuses): every other row
+    at the smallest distance, weighted by one over their number, read-only, dropped by
+    ``clear_cache``."""
     from kmtests.statistics import kci as kci_mod
 
     gen = np.random.default_rng(11)
-    zm = np.vstack([gen.normal(size=(30, 2)), [[0.0, 0.0], [0.0, 0.0]]])   # a tie
-    want = [min((j for j in range(32) if j != i),
-                key=lambda j: (float(np.sum((zm[i] - zm[j]) ** 2)), j)) for i in range(32)]
-    j = kci_mod._nearest(zm)
-    assert j.tolist() == want and not j.flags.writeable
-    assert kci_mod._nearest(zm.copy()) is j            # the same bytes: from the store
-    assert kci_mod._nearest(zm * 2.0) is not j
+    zm = np.vstack([gen.normal(size=(30, 2)), [[0.0, 0.0]] * 3])   # three tied rows
+    want = set()
+    for i in range(33):
+        d = [float(np.sum((zm[i] - zm[j]) ** 2)) if j != i else np.inf for j in range(33)]
+        ties = [j for j in range(33) if d[j] <= min(d) * (1 + 1e-9)]
+        want |= {(i, j, 1.0 / len(ties)) for j in ties}
+    rows, cols, w = kci_mod._nearest(zm)
+    assert set(zip(rows.tolist(), cols.tolist(), w.tolist())) == want
+    assert len(rows) == 30 + 3 * 2 and not rows.flags.writeable
+    assert kci_mod._nearest(zm.copy())[0] is rows          # the same bytes: from the store
+    assert kci_mod._nearest(zm * 2.0)[0] is not rows
     cme.clear_cache()
-    assert kci_mod._nearest(zm) is not j
+    assert kci_mod._nearest(zm)[0] is not rows
+
+
+def test_corrected_pvalue_does_not_depend_on_the_order_of_the_rows_with_tied_z():
+    """A rounded (or discrete) z ties neighbours: the noise level averages over the tied
+    ones, so that reordering the rows leaves the p-value (failed when the first tied row
+    was taken: 0.27402 against 0.27389)."""
+    gen = np.random.default_rng(4)
+    n = 120
+    z = np.round(gen.normal(size=(n, 2)), 1)
+    x, y = z[:, 0] + gen.normal(size=n), z[:, 1] + gen.normal(size=n)
+    p = gen.permutation(n)
+    a, b = ci(x, y, z), ci(x[p], y[p], z[p])
+    assert a.details["null_mean_factor"] == pytest.approx(b.details["null_mean_factor"],
+                                                          rel=1e-12)
+    assert a.pvalue == pytest.approx(b.pvalue, rel=1e-10)
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "laplacian", "imq", "matern32", "matern52",
@@ -586,11 +606,11 @@ def test_feature_gaps_from_pairs_equal_the_centred_gram(kernel):
          "matern32": kk.Matern32(), "matern52": kk.Matern52(),
          "ard": kk.ARDGaussian(bandwidth=[0.7, 2.5]), "linear": kk.Linear()}[kernel]
     k = k.fitted_to(data)
-    j = gen.permutation(40)
+    i, j = np.arange(40), gen.permutation(40)
     Kc = k.centred_gram(data, name="x").Kc
-    want = np.diagonal(Kc) + Kc[j, j] - 2.0 * Kc[np.arange(40), j]
+    want = np.diagonal(Kc) + Kc[j, j] - 2.0 * Kc[i, j]
     gaps = kci_mod._feature_gaps(k, data, "x")
-    got = gaps(j) if callable(gaps) else (np.diagonal(gaps) + gaps[j, j]
-                                          - 2.0 * gaps[np.arange(40), j])
+    got = gaps(i, j) if callable(gaps) else (np.diagonal(gaps) + gaps[j, j]
+                                             - 2.0 * gaps[i, j])
     assert callable(gaps) == (kernel != "linear")
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

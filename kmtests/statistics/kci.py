@@ -817,59 +817,70 @@ NULL_MOMENTS = ("corrected", "zhang")
 
 
 #: the nearest neighbours of recent metrics of z (:func:`_nearest`; PC asks for the same
-#: conditioning set and bandwidths once per pair of targets); small: n integers each
-_NEAREST: OrderedDict[str, np.ndarray] = OrderedDict()
+#: conditioning set and bandwidths once per pair of targets)
+_NEAREST: OrderedDict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
 _NEAREST_KEEP = 64
 _NEAREST_LOCK = threading.Lock()
 COMPANION_CACHES.append(_NEAREST.clear)
 
 
-def _nearest(zm: np.ndarray) -> np.ndarray:
-    """The index of each row's nearest other row of `zm` (the first on ties), by the
-    digest of `zm`'s bytes from a small least-recently-used store."""
+def _nearest(zm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's nearest other rows of `zm`: the pairs ``(i, j)`` and their weights
+    ``1 / (number of rows tied at i's smallest distance, to a relative 1e-9)``, so that a
+    mean over them does not depend on the order of the rows (ties are common in a
+    discrete or rounded z). The squared distances come from the coordinates' differences
+    (the same number for a pair wherever its rows are); kept in a small
+    least-recently-used store by the digest of `zm`'s bytes."""
     key = _digest(zm)
     with _NEAREST_LOCK:
         hit = _NEAREST.get(key)
         if hit is not None:
             _NEAREST.move_to_end(key)
             return hit
-    sq = np.einsum("ij,ij->i", zm, zm)
-    d2 = sq[:, None] + sq[None, :] - 2.0 * (zm @ zm.T)
+    n = zm.shape[0]
+    d2 = np.zeros((n, n))
+    for col in zm.T:
+        diff = col[:, None] - col[None, :]
+        d2 += diff * diff
     np.fill_diagonal(d2, np.inf)
-    j = np.argmin(d2, axis=1)
-    j.setflags(write=False)   # (shared by the callers of the store)
+    # tied: within a relative 1e-9 of the smallest distance, so that equal distances
+    # whose last bits differ (a grid of z, standardised) tie in every order of the rows
+    tied = d2 <= d2.min(axis=1)[:, None] * (1.0 + 1e-9)
+    rows, cols = np.nonzero(tied)
+    weights = 1.0 / np.bincount(rows, minlength=n)[rows]
+    out = (rows, cols, weights)
+    for a in out:
+        a.setflags(write=False)   # (shared by the callers of the store)
     with _NEAREST_LOCK:
-        _NEAREST[key] = j
+        _NEAREST[key] = out
         while len(_NEAREST) > _NEAREST_KEEP:
             _NEAREST.popitem(last=False)
-    return j
+    return out
 
 
 def _nearest_noise(K: Any, zm: np.ndarray) -> float:
-    """Half the mean squared feature distance of each row to its nearest neighbour in
-    `zm` (rows): the noise level in the features where the conditional mean changes
-    little between neighbours (a difference-based estimator). `K` is the centred Gram
-    matrix, or a function of the neighbours' indices ``j`` giving ``K_ii + K_jj - 2 K_ij``
-    (:func:`_feature_gaps`)."""
-    j = _nearest(zm)
-    if callable(K):
-        return float(0.5 * np.mean(K(j)))
-    i = np.arange(j.size)
-    return float(0.5 * np.mean(K[i, i] + K[j, j] - 2.0 * K[i, j]))
+    """Half the mean squared feature distance of each row to its nearest neighbours in
+    `zm` (rows; the mean over the neighbours tied at the smallest distance): the noise
+    level in the features where the conditional mean changes little between neighbours
+    (a difference-based estimator). `K` is the centred Gram matrix, or a function of the
+    pairs' indices ``(i, j)`` giving ``K_ii + K_jj - 2 K_ij`` (:func:`_feature_gaps`)."""
+    i, j, w = _nearest(zm)
+    gaps = K(i, j) if callable(K) else K[i, i] + K[j, j] - 2.0 * K[i, j]
+    return float(0.5 * np.dot(w, gaps) / zm.shape[0])
 
 
 def _feature_gaps(kernel: Kernel, data: np.ndarray, name: str) -> Any:
-    """``j -> K_ii + K_jj - 2 K_ij``, the squared feature distance of each row to row
-    ``j[i]`` (centring cancels in it): for the kernels ``exp(exponent(d^2))`` of a scaled
-    distance, ``-2 expm1(exponent(d_ij^2))`` from the pairs alone (O(n d)); else from the
+    """``(i, j) -> K_ii + K_jj - 2 K_ij``, the squared feature distances of the pairs of
+    rows (centring cancels in them): for the kernels ``exp(exponent(d^2))`` of a scaled
+    distance, ``-2 expm1(exponent(d_ij^2))`` from the pairs alone (O(pairs d)); else the
     centred Gram matrix."""
     if isinstance(kernel, _BandwidthKernel) and kernel.translation_invariant:
         a = np.asarray(data, dtype=np.float64)
         a = a.reshape(a.shape[0], -1)
         scaled = a / kernel.bandwidth_values(a.shape[1])
 
-        def gaps(j: np.ndarray) -> np.ndarray:
-            d = scaled - scaled[j]
+        def gaps(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+            d = scaled[i] - scaled[j]
             t = kernel._exponent(np.einsum("ij,ij->i", d, d))
             return np.asarray(-2.0 * np.expm1(t))
         return gaps
@@ -905,8 +916,8 @@ def noise_mean_factor(x: tuple[Fit, Any, np.ndarray], y: tuple[Fit, Any, np.ndar
     ----------
     x, y : tuple
         Each variable's ``(fit, centred Gram matrix, residual Gram matrix)``; instead of
-        the centred Gram matrix, a function of the nearest neighbours' indices ``j``
-        giving ``K_ii + K_jj - 2 K_ij`` (what the noise level reads of it).
+        the centred Gram matrix, a function of the pairs' indices ``(i, j)`` giving
+        ``K_ii + K_jj - 2 K_ij`` (what the noise level reads of it).
     z : ndarray, shape (n, d)
         The (standardised) conditioning data the regressions were fitted on.
 
