@@ -65,7 +65,7 @@ from ..estimators.conditional import (
     z_spectrum,
 )
 from ..estimators.filters import filter_function
-from ..kernels import ARDGaussian, Kernel, _BandwidthKernel
+from ..kernels import ARDGaussian, Kernel, _BandwidthKernel, _sqdist_diff
 from ..problems.conditional import standardized
 from ..problems.marginal import Z_TRANSFORMS, marginal_transform
 from ._base import Prepared, Statistic
@@ -829,7 +829,8 @@ def _nearest(zm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ``1 / (number of rows tied at i's smallest distance, to a relative 1e-9)``, so that a
     mean over them does not depend on the order of the rows (ties are common in a
     discrete or rounded z). The squared distances come from the coordinates' differences
-    (the same number for a pair wherever its rows are); kept in a small
+    (:func:`kmtests.kernels._sqdist_diff`: the same number for a pair wherever its rows
+    are); kept in a small
     least-recently-used store by the digest of `zm`'s bytes."""
     key = _digest(zm)
     with _NEAREST_LOCK:
@@ -838,10 +839,7 @@ def _nearest(zm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             _NEAREST.move_to_end(key)
             return hit
     n = zm.shape[0]
-    d2 = np.zeros((n, n))
-    for col in zm.T:
-        diff = col[:, None] - col[None, :]
-        d2 += diff * diff
+    d2 = _sqdist_diff(zm, zm)
     np.fill_diagonal(d2, np.inf)
     # tied: within a relative 1e-9 of the smallest distance, so that equal distances
     # whose last bits differ (a grid of z, standardised) tie in every order of the rows
