@@ -6,8 +6,9 @@ power is also taken at exactly 5% of its own null p-values on the same cell
 (size-adjusted power): the test that rejects the p-values below a cut ``t`` and those
 equal to it with a probability ``gamma``, both set so that it rejects 5% of the cell's
 nulls (randomised at the cut: ``blocks="auto"`` with 8 blocks has 70 splits, its
-p-values lie on a grid of 1/35, and a cut on the grid alone would compare it at 1.7%
-or 6% against a peer at 5%), and its expected share of the alternatives rejected
+p-values lie on a grid of 1/35, and a cut on the grid alone compared it at 1.7% on
+the held-out AR(1) phi = 0.8 nulls, the next point rejecting more than 5%, against a
+peer at 5%), and its expected share of the alternatives rejected
 (Clopper-Pearson 95% interval of that share, rounded to a count).
 
 Cells (``dependent_streams.py``, the data sets of ``dependent_level.py --studies auto
@@ -51,7 +52,7 @@ from typing import Any, Callable  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from dependent_streams import merge_rows, process, seed_of  # noqa: E402
+from dependent_streams import merge_rows, process, pvalue_path, seed_of  # noqa: E402
 
 from kmtests import SerialDependenceWarning, two_sample_test  # noqa: E402
 
@@ -71,16 +72,6 @@ def methods(h: int, draws: int) -> dict[str, Callable[[np.ndarray, int], float]]
             "blocks=25": run(blocks=25), "wild (blocks=auto)": run(blocks="auto",
                                                                    method="wild"),
             "selfnormalized (blocks=auto)": run(blocks="auto", statistic="selfnormalized")}
-
-
-def pvalue_path(proc: str, n: int, shift: float, draws: int, tag: str = "auto"
-                ) -> Path:
-    """The per-data-set p-values of a windows cell (``driftdep_peer.pvalue_path``)."""
-    tail = f"_shift{shift:g}" if shift else ""
-    folder = HERE / "results" / "dependent_pvalues"
-    folder.mkdir(parents=True, exist_ok=True)
-    data = "" if tag == "auto" else f"{tag}_"
-    return folder / f"{data}windows_{proc}_n{n}{tail}_B{draws}.csv"
 
 
 def pvalues(proc: str, n: int, shift: float, reps: int, draws: int, fresh: bool = False,

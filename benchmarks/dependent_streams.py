@@ -71,3 +71,14 @@ def merge_rows(path: Path, rows: list[dict[str, Any]], key: tuple[str, ...] = ("
         kept = ~old.set_index(cols).index.isin(new.set_index(cols).index)
         new = pd.concat([old[kept], new], ignore_index=True)
     new.to_csv(path, index=False, float_format="%.4g")
+
+
+def pvalue_path(proc: str, n: int, shift: float, draws: int, tag: str = "auto") -> Path:
+    """Where every data set's p-value of a windows cell is kept (``driftdep_peer.py
+    --pvalues`` and ``dependent_size_adjusted.py``): one CSV per cell, number of draws
+    and set of data sets (`tag`, the seed's first key; ``auto`` is the level tables')."""
+    tail = f"_shift{shift:g}" if shift else ""
+    folder = Path(__file__).resolve().parent / "results" / "dependent_pvalues"
+    folder.mkdir(parents=True, exist_ok=True)
+    data = "" if tag == "auto" else f"{tag}_"
+    return folder / f"{data}windows_{proc}_n{n}{tail}_B{draws}.csv"

@@ -38,7 +38,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from dependent_streams import merge_rows, process, seed_of  # noqa: E402
+from dependent_streams import merge_rows, process, pvalue_path, seed_of  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ALPHA = 0.05
@@ -47,16 +47,6 @@ ALPHA = 0.05
 def null_name(statistic: str) -> str:
     """The row of driftdep's test with `statistic` in the cells' CSVs."""
     return f"driftdep {statistic} (auto blocks)"
-
-
-def pvalue_path(proc: str, n: int, shift: float, resamples: int, tag: str = "auto"
-                ) -> Path:
-    """Where the per-data-set p-values of a windows cell are kept."""
-    tail = f"_shift{shift:g}" if shift else ""
-    folder = HERE / "results" / "dependent_pvalues"
-    folder.mkdir(parents=True, exist_ok=True)
-    data = "" if tag == "auto" else f"{tag}_"
-    return folder / f"{data}windows_{proc}_n{n}{tail}_B{resamples}.csv"
 
 
 def cell(proc: str, n: int, reps: int, shift: float, statistic: str = "mmd",
