@@ -24,6 +24,8 @@ stationary-bootstrap length; with Politis & White's ``b_sb^3 = n (G / LRV)^2`` i
 ``1 / c``), at least the persistence floor when the check fires, at most the cap; for
 ``c`` in ``C_GRID``. An exploratory grid, not in the package.
 
+``--tag heldout`` draws another set of data sets (the seed's first key).
+
 Run from the repository root::
 
     nice -n 10 .venv/bin/python benchmarks/dependent_long_memory.py --split \\
@@ -71,8 +73,11 @@ def pvalue_with_length(z: np.ndarray, i: int, length: int) -> float:
         return float(drift_test(z, n_resamples=B, rng=i).pvalue)
 
 
+TAG = ["auto"]  # the data sets' seed key (--tag): auto is the level tables'
+
+
 def series(proc: str, n: int, shift: float, reps: int) -> Any:
-    gen = np.random.default_rng(seed_of("auto", proc, n, "windows", shift))
+    gen = np.random.default_rng(seed_of(TAG[0], proc, n, "windows", shift))
     h = n // 2
     for i in range(reps):
         z = process(proc, gen, n)
@@ -141,7 +146,10 @@ def main() -> int:
     ap.add_argument("--split", action="store_true")
     ap.add_argument("--pooled", action="store_true")
     ap.add_argument("--bias-rule", action="store_true")
+    ap.add_argument("--tag", default="auto",
+                    help="the data sets' seed key: auto (the level tables') or another set")
     args = ap.parse_args()
+    TAG[0] = args.tag
     warnings.simplefilter("ignore", SerialDependenceWarning)
     cells = [(p, int(n), float(s), int(r)) for p, n, s, r in
              (c.split(",") for c in args.cell)]
