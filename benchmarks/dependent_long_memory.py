@@ -73,11 +73,9 @@ def pvalue_with_length(z: np.ndarray, i: int, length: int) -> float:
         return float(drift_test(z, n_resamples=B, rng=i).pvalue)
 
 
-TAG = ["auto"]  # the data sets' seed key (--tag): auto is the level tables'
-
-
-def series(proc: str, n: int, shift: float, reps: int) -> Any:
-    gen = np.random.default_rng(seed_of(TAG[0], proc, n, "windows", shift))
+def series(proc: str, n: int, shift: float, reps: int, tag: str = "auto") -> Any:
+    """The cell's series (`tag`: the data sets' seed key; ``auto`` is the level tables')."""
+    gen = np.random.default_rng(seed_of(tag, proc, n, "windows", shift))
     h = n // 2
     for i in range(reps):
         z = process(proc, gen, n)
@@ -85,11 +83,11 @@ def series(proc: str, n: int, shift: float, reps: int) -> Any:
         yield i, z
 
 
-def split(proc: str, n: int, shift: float, reps: int) -> str:
+def split(proc: str, n: int, shift: float, reps: int, tag: str = "auto") -> str:
     """The rejections of the series whose automatic length is the cap, and of the others."""
     h = n // 2
     at, below, hit_at, hit_below, fired = 0, 0, 0, 0, 0
-    for i, z in series(proc, n, shift, reps):
+    for i, z in series(proc, n, shift, reps, tag):
         al = auto_length([z[:, None]], (h, n - h))
         hit = drift_test(z, n_resamples=B, rng=i).pvalue <= ALPHA
         fired += al.persistent > _PERSIST_Z
@@ -101,12 +99,12 @@ def split(proc: str, n: int, shift: float, reps: int) -> str:
             f"| {fired}/{reps} |")
 
 
-def pooled(proc: str, n: int, shift: float, reps: int) -> str:
+def pooled(proc: str, n: int, shift: float, reps: int, tag: str = "auto") -> str:
     """Rejections of ``blocks="auto"`` and of the pooled persistence check's variants."""
     h = n // 2
     floor = _FLOOR * math.ceil(math.sqrt(n))
     hits = dict.fromkeys(("auto", *TAUS), 0)
-    for i, z in series(proc, n, shift, reps):
+    for i, z in series(proc, n, shift, reps, tag):
         al = auto_length([z[:, None]], (h, n - h))
         whole = auto_length([z[:, None]], ())
         p = float(drift_test(z, n_resamples=B, rng=i).pvalue)
@@ -121,12 +119,12 @@ def pooled(proc: str, n: int, shift: float, reps: int) -> str:
     return f"| {proc} | {n} | {shift:g} | {cells} |"
 
 
-def bias_rule(proc: str, n: int, shift: float, reps: int) -> str:
+def bias_rule(proc: str, n: int, shift: float, reps: int, tag: str = "auto") -> str:
     """Rejections of ``blocks="auto"`` and of the bias-targeting rule for each ``c``."""
     h = n // 2
     floor = _FLOOR * math.ceil(math.sqrt(n))
     hits = dict.fromkeys(("auto", *C_GRID), 0)
-    for i, z in series(proc, n, shift, reps):
+    for i, z in series(proc, n, shift, reps, tag):
         al = auto_length([z[:, None]], (h, n - h))
         hits["auto"] += drift_test(z, n_resamples=B, rng=i).pvalue <= ALPHA
         for c in C_GRID:
@@ -149,9 +147,8 @@ def main() -> int:
     ap.add_argument("--tag", default="auto",
                     help="the data sets' seed key: auto (the level tables') or another set")
     args = ap.parse_args()
-    TAG[0] = args.tag
     warnings.simplefilter("ignore", SerialDependenceWarning)
-    cells = [(p, int(n), float(s), int(r)) for p, n, s, r in
+    cells = [(p, int(n), float(s), int(r), args.tag) for p, n, s, r in
              (c.split(",") for c in args.cell)]
     if args.split:
         print("| process | n | rejections | series at the cap: rejections | below the cap "
