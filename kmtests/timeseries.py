@@ -49,11 +49,12 @@ from ._serial import politis_white_columns
 from ._typing import ArrayLike, SeedLike
 from ._validation import as_sample, check_positive_int
 from .problems.lagged import CrossDependenceProblem
+from .results.drift import SelfNormalizedDriftResult
 from .results.lagged import CrossDependenceResult
 from .twosample import two_sample_test
 
-__all__ = ["CrossDependenceResult", "cross_dependence_test", "drift_test",
-           "optimal_block_length"]
+__all__ = ["CrossDependenceResult", "SelfNormalizedDriftResult", "cross_dependence_test",
+           "drift_test", "optimal_block_length"]
 
 
 def optimal_block_length(x: ArrayLike) -> np.ndarray:
@@ -84,7 +85,7 @@ def optimal_block_length(x: ArrayLike) -> np.ndarray:
 
 
 def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
-               **kwargs: Any) -> Any:
+               memory: Literal["auto", "short", "long"] = "auto", **kwargs: Any) -> Any:
     """Kernel two-sample test between two windows of one series (drift detection).
 
     Parameters
@@ -99,13 +100,40 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
         Politis-White rule on the windows' columns and kernel features, each window
         centred on its own mean). With ``method="wild"`` the AR(1) multipliers
         take the automatic length (or `blocks`, if a number).
+    memory : {"auto", "short", "long"}, optional
+        Which null keeps the level. ``"short"``: the kernel two-sample test of the
+        windows with `blocks` (and the other options). ``"long"``: the self-normalised
+        kernel drift test (:mod:`kmtests._longmemory`): the windows' mean difference of
+        the data and kernel feature series over its self-normalising matrix, against
+        rearrangements of the series by the ranks of simulated paths of an
+        ARFIMA(1, d, 0) model fitted by Whittle within the windows; it takes
+        `n_resamples`, `rng` and `data_name` only. ``"auto"`` (default, with
+        ``blocks="auto"``): fits the model and takes ``"long"`` where block
+        permutations do not keep the level, long memory (fitted ``d > 0.15`` with
+        ``phi < 0.3``) or a root near one (``phi > 0.85``), else ``"short"``; with a
+        given block length it is ``"short"``.
     **kwargs
         The other options of :func:`kmtests.two_sample_test` (``method``,
         ``kernel``, ``n_resamples``, ``rng``, ...).
 
     Returns
     -------
-    TwoSampleResult
+    TwoSampleResult or SelfNormalizedDriftResult
+        The second when the self-normalised test ran (its `reason` says why).
+
+    Raises
+    ------
+    ValueError
+        With ``memory="auto"``, when the series calls for the self-normalised test and
+        options it does not take were given (``method``, ``estimator``, ``kernel`` ...):
+        leave them out, or pass ``memory="short"`` to run the block test anyway.
+
+    Notes
+    -----
+    Two windows of an ARFIMA(0, 0.3, 0) series with ``memory="short"`` (block
+    permutations of the automatic length) rejected 32/300 at 5% at n = 200 and 32/200
+    at n = 500; with ``memory="auto"`` 21/300 and 17/200 (``benchmarks/README.md``,
+    "Long memory").
 
     Examples
     --------
@@ -123,13 +151,110 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
     if not 2 <= cut <= n - 2:
         raise ValueError(f"`split` must leave at least 2 observations in each window of "
                          f"the {n}; got {cut}.")
+    if memory not in _MEMORY:
+        raise ValueError(f"`memory` must be one of {_MEMORY}; got {memory!r}.")
+    kwargs.setdefault("data_name", f"rows 0-{cut - 1} and {cut}-{n - 1} of the series")
+    if memory == "long":
+        z, fit = _arfima_of(np.asarray(series, dtype=np.float64), cut)
+        return _selfnormalized_drift(z, cut, fit, "asked for (memory='long')", kwargs)
+    if memory == "auto" and isinstance(blocks, str) and blocks.lower() == "auto":
+        from . import _longmemory as lm
+
+        fitted = _arfima_if_fits(series, cut)
+        if fitted is not None and lm.is_long_memory(fitted[1]):
+            fit = fitted[1]
+            why = (("long memory" if fit.phi <= lm._NEAR_UNIT else "a root near one")
+                   + f" ({fit}), where block permutations do not keep the level "
+                   "(memory='auto')")
+            return _selfnormalized_drift(fitted[0], cut, fit, why, kwargs)
     if hasattr(series, "iloc"):
         first, second = series.iloc[:cut], series.iloc[cut:]
     else:
         arr = np.asarray(series)
         first, second = arr[:cut], arr[cut:]
-    kwargs.setdefault("data_name", f"rows 0-{cut - 1} and {cut}-{n - 1} of the series")
     return two_sample_test(first, second, blocks=blocks, **kwargs)
+
+
+_MEMORY = ("auto", "short", "long")
+
+#: the options of the self-normalised drift test
+_SN_OPTIONS = frozenset({"n_resamples", "rng", "data_name"})
+
+#: the fewest observations of a window for the self-normalised test (its matrix has up
+#: to 8 feature series; the Whittle fit at least 9 frequencies per window)
+_SN_MIN_WINDOW = 20
+
+
+def _arfima_of(values: np.ndarray, cut: int) -> tuple[np.ndarray, Any]:
+    """The series' rows (2-d, finite) and the ARFIMA(1, d, 0) fitted to their ranking
+    series, the first column of the windows' feature series (:mod:`kmtests._longmemory`)."""
+    from ._longmemory import whittle_arfima
+    from ._serial import feature_series
+
+    z = values[:, None] if values.ndim == 1 else values
+    if z.ndim != 2 or not np.all(np.isfinite(z)):
+        raise ValueError("the self-normalised drift test needs a finite series of shape "
+                         f"(n,) or (n, d); got shape {values.shape}"
+                         + ("" if np.all(np.isfinite(z)) else " with missing values") + ".")
+    n = z.shape[0]
+    if min(cut, n - cut) < _SN_MIN_WINDOW:
+        raise ValueError(f"the self-normalised drift test needs at least {_SN_MIN_WINDOW} "
+                         f"observations in each window; got {cut} and {n - cut}.")
+    rank_series = feature_series(z, (cut, n - cut))[:, 0]
+    return z, whittle_arfima(rank_series, (cut, n - cut))
+
+
+def _arfima_if_fits(series: Any, cut: int) -> tuple[np.ndarray, Any] | None:
+    """:func:`_arfima_of` for ``memory="auto"``, or None where the self-normalised test
+    does not apply and the block test decides alone: windows shorter than 20, values that
+    are not finite numbers (the two-sample test's `nan_policy` decides), a series constant
+    within its windows."""
+    try:
+        values = np.asarray(series, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    n = values.shape[0]
+    if values.ndim > 2 or min(cut, n - cut) < _SN_MIN_WINDOW or not np.all(
+            np.isfinite(values)):
+        return None
+    try:
+        return _arfima_of(values, cut)
+    except ValueError:      # constant within its windows
+        return None
+
+
+def _selfnormalized_drift(z: np.ndarray, cut: int, fit: Any, why: str,
+                          kwargs: dict[str, Any]) -> Any:
+    from . import _longmemory as lm
+    from ._rng import generator, seed_of
+    from ._serial import feature_series
+    from .null.permutation import DEFAULT_N_RESAMPLES, pvalue_upper, tie_tolerance
+
+    other = sorted(set(kwargs) - _SN_OPTIONS)
+    if other:
+        raise ValueError(
+            f"{why}; the self-normalised drift test that keeps it takes n_resamples, rng "
+            f"and data_name only, not {', '.join(other)}: leave them out, or pass "
+            "memory='short' to run the kernel two-sample test with blocks anyway.")
+    b = kwargs.get("n_resamples")
+    b = DEFAULT_N_RESAMPLES if b is None else check_positive_int(b, "n_resamples")
+    rng = kwargs.get("rng")
+    gen = generator(rng)
+    n = z.shape[0]
+    feats = feature_series(z)
+    # the ranking series: the first data column centred within the windows, whose
+    # Gaussian copula the rearrangements keep
+    order = np.argsort(feature_series(z, (cut, n - cut))[:, 0], kind="stable")
+    observed = float(lm.selfnormalized(feats, cut)[0])
+    null = np.empty(b)
+    step = max(1, min(b, 2**22 // (n * feats.shape[1])))
+    for lo in range(0, b, step):
+        rows = lm.model_arrangements(order, fit, gen, min(step, b - lo))
+        null[lo:lo + rows.shape[0]] = lm.selfnormalized(feats[rows], cut)
+    pvalue, count = pvalue_upper(observed, null, False, tie_tolerance(observed, null))
+    return SelfNormalizedDriftResult(
+        observed, pvalue, null, b, count, fit.phi, fit.d, int(feats.shape[1]),
+        {"n_x": cut, "n_y": n - cut}, seed_of(rng), kwargs["data_name"], why)
 
 
 @_plan.face(CrossDependenceProblem)

@@ -127,6 +127,7 @@ _FLOORS = [
     ("kmtests._gram", "kmtests._validation", "kmtests._guards", "kmtests._rng",
      "kmtests._typing", "kmtests._warnings", "kmtests._summary", "kmtests._docs",
      "kmtests.studies._checkpoint", "kmtests.studies._canonical", "kmtests._serial",
+     "kmtests._longmemory",
      # the compiled sums of _serial, and numba's cache location (it imports no kmtests)
      "kmtests._jit_serial", "kmtests.engines._numba_cache"),
 ]

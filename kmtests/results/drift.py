@@ -1,0 +1,148 @@
+"""The result of the self-normalised drift test (:func:`kmtests.timeseries.drift_test` on a
+series with long memory or a root near one)."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+from scipy.stats import beta
+
+from .._summary import (WIDTH, Summary, flow, format_bound, format_number, format_pvalue,
+                        result_table, settings_table)
+
+__all__ = ["SelfNormalizedDriftResult"]
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class SelfNormalizedDriftResult:
+    """Result of the self-normalised kernel drift test between two windows of one series.
+
+    Attributes
+    ----------
+    statistic : float
+        ``T = D' V^+ D``: the difference of the windows' means of the kernel feature
+        series over its self-normalising matrix (:func:`kmtests._longmemory.selfnormalized`).
+    pvalue : float
+        ``(1 + #{T_b >= T}) / (1 + B)`` over the `n_resamples` rearrangements.
+    null_distribution : ndarray
+        The statistics of the rearrangements of the series by the ranks of simulated
+        ARFIMA(1, d, 0) paths (:func:`kmtests._longmemory.model_arrangements`).
+    n_resamples : int
+    count : int
+        The number of rearrangements whose statistic is at least the observed one.
+    phi, d : float
+        The ARFIMA(1, d, 0) model fitted by Whittle within the windows.
+    n_features : int
+        The number of feature series (the data's columns, at most 5 principal
+        components, and 3 principal components of the Gaussian kernel's features).
+    sizes : dict
+        The windows' sizes (``n_x``, ``n_y``).
+    seed : int or None
+        The integer seed, when `rng` was given as one.
+    data_name : str
+    reason : str
+        Why this test ran (``memory="long"``, or what ``memory="auto"`` found).
+    notes : tuple of str
+
+    Notes
+    -----
+    ``statistic, pvalue = result`` unpacks it; ``print(result)`` gives R's ``htest`` form
+    and ``result.summary()`` the statsmodels-style report.
+    """
+
+    statistic: float
+    pvalue: float
+    null_distribution: np.ndarray
+    n_resamples: int
+    count: int
+    phi: float
+    d: float
+    n_features: int
+    sizes: dict[str, int]
+    seed: int | None = None
+    data_name: str = "the series"
+    reason: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    title = "Self-normalised kernel drift test"
+    statistic_name = "T_sn"
+    alternative_text = "the two windows come from different distributions"
+    method = "arfima ranks"
+
+    def __iter__(self) -> Iterator[float]:
+        """``statistic, pvalue = result``, as with scipy's test results."""
+        return iter((self.statistic, self.pvalue))
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(statistic={self.statistic!r}, "
+                f"pvalue={self.pvalue!r}, phi={self.phi!r}, d={self.d!r})")
+
+    def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
+        """The Clopper-Pearson interval of the p-value the rearrangements estimate (the
+        probability, under the fitted model, of a statistic at least the observed one)."""
+        if not 0 < alpha < 1:
+            raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
+        k, b = self.count, self.n_resamples
+        lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, b - k + 1))
+        hi = 1.0 if k == b else float(beta.ppf(1 - alpha / 2, k + 1, b - k))
+        return lo, hi
+
+    @property
+    def _floor(self) -> float:
+        return 1.0 / (self.n_resamples + 1)
+
+    def __str__(self) -> str:
+        lines = ["", "\t" + self.title, ""]
+        lines += textwrap.wrap(f"data:  {self.data_name}", width=WIDTH, subsequent_indent=" " * 7,
+                               break_on_hyphens=False)
+        lines.append(f"{self.statistic_name} = {format_number(self.statistic)}, p-value "
+                     f"{format_pvalue(self.pvalue, floor=self._floor)}")
+        lines.append(f"alternative hypothesis: {self.alternative_text}")
+        lo, hi = self.conf_int(0.05)
+        lines.append(f"95 percent Monte Carlo interval of the p-value: "
+                     f"[{format_bound(lo)}, {format_bound(hi)}]")
+        for note in (f"null: rank rearrangements by ARFIMA(1, d, 0) paths, phi = "
+                     f"{self.phi:.2f}, d = {self.d:.2f}", *self.notes):
+            lines += textwrap.wrap(f"note: {note}", width=WIDTH, subsequent_indent="      ",
+                                   break_on_hyphens=False)
+        lines.append("")
+        return "\n".join(lines)
+
+    def summary(self, alpha: float = 0.05) -> Summary:
+        """statsmodels-style summary: a settings table, a result table and notes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kmtests.timeseries import drift_test
+        >>> gen = np.random.default_rng(0)
+        >>> res = drift_test(gen.normal(size=200), memory="long", n_resamples=99, rng=1)
+        >>> print(str(res.summary()).splitlines()[0].strip())
+        Self-normalised kernel drift test
+        """
+        pairs: list[tuple[str, Any]] = [
+            ("method", self.method), ("n_resamples", self.n_resamples),
+            ("n_x", self.sizes["n_x"]), ("n_y", self.sizes["n_y"]),
+            ("phi", f"{self.phi:.3f}"), ("d", f"{self.d:.3f}"),
+            ("n_features", self.n_features), ("seed", self.seed)]
+        settings, _ = settings_table(flow(pairs), self.title)
+        lo, hi = self.conf_int(alpha)
+        conf = f"{100 * (1 - alpha):.4g}%"
+        results = result_table(
+            self.statistic_name, ["statistic", "p-value", f"p {conf} MC low",
+                                  f"p {conf} MC high"],
+            [format_number(self.statistic), format_pvalue(self.pvalue, floor=self._floor,
+                                                          sign=False),
+             format_bound(lo), format_bound(hi)])
+        notes = [f"Alternative hypothesis: {self.alternative_text}.",
+                 "The statistic is the difference of the windows' means of the data and "
+                 "kernel feature series over its self-normalising matrix; the null "
+                 "rearranges the observations by the ranks of simulated ARFIMA(1, d, 0) "
+                 "paths of the fitted model."]
+        if self.reason:
+            notes.append(self.reason[:1].upper() + self.reason[1:].rstrip(".") + ".")
+        notes += [n[:1].upper() + n[1:].rstrip(".") + "." for n in self.notes]
+        return Summary([*settings, results], notes)
