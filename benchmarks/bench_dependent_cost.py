@@ -1,6 +1,10 @@
 """Cost of the automatic block length (issue 30): ``blocks="auto"`` against a fixed
 ``blocks=`` of the same length, and the wild bootstrap's ``length="auto"`` against a
-fixed length, on AR(1) series (phi = 0.8).
+fixed length, on AR(1) series (phi = 0.8); and ``drift_test``'s default
+(``memory="auto"``: the ARFIMA fit, then block permutations of the automatic length, or
+the self-normalised test on long memory) against ``memory="short"`` (``--drift``: an
+AR(1) series with phi = 0.5, which keeps the blocks, and an ARFIMA(0, 0.3, 0) one, which
+takes the self-normalised test).
 
 The fixed path is given the very length the automatic rule chose, so the two run
 the same permutations: the difference is the rule (random Fourier features of the
@@ -54,11 +58,47 @@ def best(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
     return min(cpu), min(wall)
 
 
+def drift(repeats: int) -> None:
+    """``drift_test(series)`` (``memory="auto"``) against ``memory="short"``, which is
+    ``blocks="auto"`` alone: the price of the fit and, where it switches, of the
+    self-normalised test. The ARFIMA series is the first of its seeds the fit switches."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from dependent_streams import process
+
+    from kmtests.timeseries import drift_test
+
+    print("| n | B | series | path taken | `memory=\"short\"`: CPU s (wall) "
+          "| default: CPU s (wall) | CPU ratio |")
+    print("|---:|---:|---|---|---|---|---:|")
+    for n, resamples in ((200, (199, 9999)), (500, (199, 2999)), (2000, (199,))):
+        for proc in ("ar0.5", "arfima"):
+            for seed in range(100):
+                z = process(proc, np.random.default_rng(seed), n)
+                taken = type(drift_test(z, n_resamples=19, rng=1)).__name__
+                if (proc == "arfima") == (taken != "TwoSampleResult"):
+                    break
+            for B in resamples:
+                reps = repeats if n * B < 10**6 else 2
+                cs, ws = best(lambda: drift_test(z, memory="short", n_resamples=B, rng=1),
+                              reps)
+                ca, wa = best(lambda: drift_test(z, n_resamples=B, rng=1), reps)
+                print(f"| {n} | {B} | {proc} | {taken} | {cs:.4f} ({ws:.4f}) "
+                      f"| {ca:.4f} ({wa:.4f}) | {ca / cs:.2f} |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--drift", action="store_true", help="the drift test's cost only")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()}")
+    if args.drift:
+        drift(args.repeats)
+        print(f"load average at end: {os.getloadavg()}")
+        return 0
     print("| n | B | path | fixed: CPU s (wall) | auto: CPU s (wall) | CPU ratio |")
     print("|---:|---:|---|---|---|---:|")
     gen = np.random.default_rng(0)
