@@ -3,7 +3,10 @@ r"""Time series: drift between two windows of one series, and cross-dependence a
 * :func:`drift_test` — did the distribution change between two windows of one
   series? The kernel two-sample test of the windows with block permutations of
   a data-driven length (``blocks="auto"``), or the wild bootstrap with AR(1)
-  multipliers of a data-driven length (``method="wild"``).
+  multipliers of a data-driven length (``method="wild"``); on long memory or near a
+  unit root (an ARFIMA(1, d, 0) model fitted first, ``memory="auto"``) the
+  self-normalised kernel drift test against rearrangements by the model's simulated
+  paths (:mod:`kmtests._longmemory`).
 * :func:`cross_dependence_test` — are two series independent? The HSIC of
   ``x_t`` and ``y_{t-j}`` at the lags ``j = 0, ..., max_lag``, combined into one
   p-value: their sum weighted by ``(n - j) / n`` (``combine="sum"``, the
@@ -130,10 +133,10 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
 
     Notes
     -----
-    Two windows of an ARFIMA(0, 0.3, 0) series with ``memory="short"`` (block
-    permutations of the automatic length) rejected 32/300 at 5% at n = 200 and 32/200
-    at n = 500; with ``memory="auto"`` 21/300 and 17/200 (``benchmarks/README.md``,
-    "Long memory").
+    Two windows of ARFIMA(0, 0.3, 0) series with ``memory="short"`` (block permutations
+    of the automatic length) rejected 31, 47 and 50 of 300 at 5% at n = 200, 500 and
+    2000; with ``memory="auto"`` 21, 22 and 11 (``benchmarks/README.md``,
+    ``drift_test(memory="auto")``).
 
     Examples
     --------

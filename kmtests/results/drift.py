@@ -104,8 +104,11 @@ class SelfNormalizedDriftResult:
         lo, hi = self.conf_int(0.05)
         lines.append(f"95 percent Monte Carlo interval of the p-value: "
                      f"[{format_bound(lo)}, {format_bound(hi)}]")
-        for note in (f"null: rank rearrangements by ARFIMA(1, d, 0) paths, phi = "
-                     f"{self.phi:.2f}, d = {self.d:.2f}", *self.notes):
+        notes = [f"null: rank rearrangements by ARFIMA(1, d, 0) paths, phi = "
+                 f"{self.phi:.2f}, d = {self.d:.2f}"]
+        if self.reason:
+            notes.append(f"why this test: {self.reason}")
+        for note in (*notes, *self.notes):
             lines += textwrap.wrap(f"note: {note}", width=WIDTH, subsequent_indent="      ",
                                    break_on_hyphens=False)
         lines.append("")
