@@ -88,6 +88,42 @@ def summary(frame: pd.DataFrame) -> dict[str, Any]:
             "cpu_s_short": round(float(frame.cpu_short.mean()), 4)}
 
 
+#: the rules compared when the default was chosen (``--rules``): which data sets take the
+#: self-normalised test, from the fit
+RULES = {
+    "never (memory='short')": lambda f: np.zeros(len(f), dtype=bool),
+    "always (memory='long')": lambda f: np.ones(len(f), dtype=bool),
+    "phi > 0.9": lambda f: ((f.d > 0.15) & (f.phi < 0.3)) | (f.phi > 0.9),
+    "phi > 0.85": lambda f: ((f.d > 0.15) & (f.phi < 0.3)) | (f.phi > 0.85),
+    "phi > 0.85, d > -0.1": lambda f: ((f.d > 0.15) & (f.phi < 0.3))
+    | ((f.phi > 0.85) & (f.d > -0.1)),
+    "phi > 0.85, d > -0.2 (default)": lambda f: ((f.d > 0.15) & (f.phi < 0.3))
+    | ((f.phi > 0.85) & (f.d > -0.2)),
+    "phi > 0.8, d > -0.2": lambda f: ((f.d > 0.15) & (f.phi < 0.3))
+    | ((f.phi > 0.8) & (f.d > -0.2)),
+}
+
+
+def rules() -> str:
+    """Every kept cell's rejections under each rule of :data:`RULES` (the long-memory
+    part, ``d > 0.15`` with ``phi < 0.3``, is in every rule but the first two)."""
+    cells, cols = [], list(RULES)
+    for path in sorted(FOLDER.glob("both_*.csv")):
+        tag, proc, n, shift = re.fullmatch(r"both_(\w+?)_(.+)_n(\d+)_shift([\d.]+)",
+                                           path.stem).groups()
+        f = pd.read_csv(path)
+        row = [tag, proc, n, shift]
+        for rule in RULES.values():
+            p = np.where(rule(f), f.p_long, f.p_short)
+            k = int(np.sum(p <= ALPHA))
+            bad = float(shift) == 0 and not 6 <= k <= 25
+            row.append(f"{k}{' *' if bad else ''}")
+        cells.append(row)
+    head = "| data | process | n | shift | " + " | ".join(cols) + " |"
+    rule = "|---|---|---:|---:|" + "---:|" * len(cols)
+    return "\n".join([head, rule] + ["| " + " | ".join(r) + " |" for r in cells])
+
+
 def table() -> pd.DataFrame:
     rows = []
     for path in sorted(FOLDER.glob("both_*.csv")):
@@ -123,6 +159,8 @@ def main() -> int:
     ap.add_argument("--tag", default="auto")
     ap.add_argument("--table", action="store_true",
                     help="the default's rejections on every kept cell")
+    ap.add_argument("--rules", action="store_true",
+                    help="every kept cell's rejections under each rule compared")
     args = ap.parse_args()
     for spec in args.cell:
         proc, shift, reps = spec.split(",")
@@ -130,6 +168,8 @@ def main() -> int:
         print(f"{args.tag} {proc} n={args.n} shift={shift}: {s}", flush=True)
     if args.table:
         print(markdown(table()))
+    if args.rules:
+        print(rules())
     return 0
 
 

@@ -113,8 +113,8 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
         `n_resamples`, `rng` and `data_name` only. ``"auto"`` (default, with
         ``blocks="auto"``): fits the model and takes ``"long"`` where block
         permutations do not keep the level, long memory (fitted ``d > 0.15`` with
-        ``phi < 0.3``) or a root near one (``phi > 0.85``), else ``"short"``; with a
-        given block length it is ``"short"``.
+        ``phi < 0.3``) or a root near one (``phi > 0.85`` with ``d > -0.2``), else
+        ``"short"``; with a given block length it is ``"short"``.
     **kwargs
         The other options of :func:`kmtests.two_sample_test` (``method``,
         ``kernel``, ``n_resamples``, ``rng``, ...).

@@ -129,6 +129,10 @@ def test_long_memory_rule():
     assert is_long_memory(ArfimaFit(0.95, 0.0))
     assert is_long_memory(ArfimaFit(0.86, 0.0))
     assert not is_long_memory(ArfimaFit(0.84, 0.0))
+    # the ridge's other side: an AR(1) series with phi = 0.6 fitted as phi = 0.86 with
+    # d = -0.41 (tests/test_timeseries.py's series) is anti-persistent, not near a root
+    assert not is_long_memory(ArfimaFit(0.86, -0.41))
+    assert is_long_memory(ArfimaFit(0.86, -0.15))
     assert not is_long_memory(ArfimaFit(0.7, 0.2))     # the phi-d ridge of an AR series
     assert not is_long_memory(ArfimaFit(0.0, 0.1))
 
@@ -291,3 +295,20 @@ def test_selfnormalized_level(d, phi):
         hits += drift_test(x, memory="long", n_resamples=199, rng=i).pvalue <= 0.05
     lo, hi = stats.binom.ppf([0.0005, 0.9995], reps, 0.05)
     assert lo <= hits <= hi, hits
+
+
+@pytest.mark.slow
+def test_default_drift_level_on_long_memory():
+    """``drift_test``'s default on two windows of ARFIMA(0, 0.3, 0) series at n = 300
+    (200 series, 199 draws): inside the 99.9% band (block permutations alone reject
+    31-50/300 at n = 200-2000: benchmarks/README.md), most series taking the
+    self-normalised test."""
+    gen = np.random.default_rng(2030)
+    reps, hits, switched = 200, 0, 0
+    for i in range(reps):
+        res = drift_test(_arfima_by_weights(gen, 300, 0.3), n_resamples=199, rng=i)
+        switched += isinstance(res, SelfNormalizedDriftResult)
+        hits += res.pvalue <= 0.05
+    lo, hi = stats.binom.ppf([0.0005, 0.9995], reps, 0.05)
+    assert lo <= hits <= hi, hits
+    assert switched > reps // 2, switched
