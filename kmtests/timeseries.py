@@ -158,18 +158,19 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
         raise ValueError(f"`memory` must be one of {_MEMORY}; got {memory!r}.")
     kwargs.setdefault("data_name", f"rows 0-{cut - 1} and {cut}-{n - 1} of the series")
     if memory == "long":
-        z, fit = _arfima_of(np.asarray(series, dtype=np.float64), cut)
-        return _selfnormalized_drift(z, cut, fit, "asked for (memory='long')", kwargs)
+        z, ranking, fit = _arfima_of(np.asarray(series, dtype=np.float64), cut)
+        return _selfnormalized_drift(z, cut, ranking, fit, "asked for (memory='long')",
+                                     kwargs)
     if memory == "auto" and isinstance(blocks, str) and blocks.lower() == "auto":
         from . import _longmemory as lm
 
         fitted = _arfima_if_fits(series, cut)
-        if fitted is not None and lm.is_long_memory(fitted[1]):
-            fit = fitted[1]
+        if fitted is not None and lm.is_long_memory(fitted[2]):
+            z, ranking, fit = fitted
             why = (("long memory" if fit.phi <= lm._NEAR_UNIT else "a root near one")
                    + f" ({fit}), where block permutations do not keep the level "
                    "(memory='auto')")
-            return _selfnormalized_drift(fitted[0], cut, fit, why, kwargs)
+            return _selfnormalized_drift(z, cut, ranking, fit, why, kwargs)
     if hasattr(series, "iloc"):
         first, second = series.iloc[:cut], series.iloc[cut:]
     else:
@@ -188,9 +189,10 @@ _SN_OPTIONS = frozenset({"n_resamples", "rng", "data_name"})
 _SN_MIN_WINDOW = 20
 
 
-def _arfima_of(values: np.ndarray, cut: int) -> tuple[np.ndarray, Any]:
-    """The series' rows (2-d, finite) and the ARFIMA(1, d, 0) fitted to their ranking
-    series, the first column of the windows' feature series (:mod:`kmtests._longmemory`)."""
+def _arfima_of(values: np.ndarray, cut: int) -> tuple[np.ndarray, np.ndarray, Any]:
+    """The series' rows (2-d, finite), their ranking series (the first column of the
+    windows' feature series: the data's first principal component, centred within the
+    windows) and the ARFIMA(1, d, 0) fitted to it (:mod:`kmtests._longmemory`)."""
     from ._longmemory import whittle_arfima
     from ._serial import feature_series
 
@@ -203,11 +205,11 @@ def _arfima_of(values: np.ndarray, cut: int) -> tuple[np.ndarray, Any]:
     if min(cut, n - cut) < _SN_MIN_WINDOW:
         raise ValueError(f"the self-normalised drift test needs at least {_SN_MIN_WINDOW} "
                          f"observations in each window; got {cut} and {n - cut}.")
-    rank_series = feature_series(z, (cut, n - cut))[:, 0]
-    return z, whittle_arfima(rank_series, (cut, n - cut))
+    ranking = feature_series(z, (cut, n - cut))[:, 0]
+    return z, ranking, whittle_arfima(ranking, (cut, n - cut))
 
 
-def _arfima_if_fits(series: Any, cut: int) -> tuple[np.ndarray, Any] | None:
+def _arfima_if_fits(series: Any, cut: int) -> tuple[np.ndarray, np.ndarray, Any] | None:
     """:func:`_arfima_of` for ``memory="auto"``, or None where the self-normalised test
     does not apply and the block test decides alone: windows shorter than 20, values that
     are not finite numbers (the two-sample test's `nan_policy` decides), a series constant
@@ -226,8 +228,12 @@ def _arfima_if_fits(series: Any, cut: int) -> tuple[np.ndarray, Any] | None:
         return None
 
 
-def _selfnormalized_drift(z: np.ndarray, cut: int, fit: Any, why: str,
+def _selfnormalized_drift(z: np.ndarray, cut: int, ranking: np.ndarray, fit: Any, why: str,
                           kwargs: dict[str, Any]) -> Any:
+    """The self-normalised drift test of the windows ``z[:cut]`` and ``z[cut:]``: the
+    statistic of the feature series, against the rearrangements by the ranks of `fit`'s
+    simulated paths, the observations ordered by `ranking` (whose Gaussian copula the
+    rearrangements keep)."""
     from . import _longmemory as lm
     from ._rng import generator, seed_of
     from ._serial import feature_series
@@ -245,9 +251,7 @@ def _selfnormalized_drift(z: np.ndarray, cut: int, fit: Any, why: str,
     gen = generator(rng)
     n = z.shape[0]
     feats = feature_series(z)
-    # the ranking series: the first data column centred within the windows, whose
-    # Gaussian copula the rearrangements keep
-    order = np.argsort(feature_series(z, (cut, n - cut))[:, 0], kind="stable")
+    order = np.argsort(ranking, kind="stable")
     observed = float(lm.selfnormalized(feats, cut)[0])
     null = np.empty(b)
     step = max(1, min(b, 2**22 // (n * feats.shape[1])))
