@@ -242,9 +242,10 @@ def _selfnormalized_drift(z: np.ndarray, cut: int, ranking: np.ndarray, fit: Any
     other = sorted(set(kwargs) - _SN_OPTIONS)
     if other:
         raise ValueError(
-            f"{why}; the self-normalised drift test that keeps it takes n_resamples, rng "
-            f"and data_name only, not {', '.join(other)}: leave them out, or pass "
-            "memory='short' to run the kernel two-sample test with blocks anyway.")
+            f"{why}; the self-normalised drift test that keeps it takes `n_resamples`, "
+            f"`rng` and `data_name` only, not {', '.join(f'`{o}`' for o in other)}: leave "
+            "them out, or pass memory='short' to run the kernel two-sample test with "
+            "blocks anyway.")
     b = kwargs.get("n_resamples")
     b = DEFAULT_N_RESAMPLES if b is None else check_positive_int(b, "n_resamples")
     rng = kwargs.get("rng")

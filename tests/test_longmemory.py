@@ -20,6 +20,8 @@ from kmtests._longmemory import (ArfimaFit, _whittle_objective, arfima_autocovar
 from kmtests.results.drift import SelfNormalizedDriftResult
 from kmtests.timeseries import drift_test
 
+from ._cli import run, run_json
+
 
 def _arfima_by_weights(gen: np.random.Generator, n: int, d: float, phi: float = 0.0,
                        lags: int = 4000) -> np.ndarray:
@@ -274,6 +276,39 @@ def test_multivariate_series():
     shifted = x.copy()
     shifted[150:] += 3.0
     assert drift_test(shifted, memory="long", n_resamples=99, rng=1).pvalue == 0.01
+
+
+# -- the command line --------------------------------------------------------------------------
+def test_cli_drift_equals_the_api(capsys, tmp_path, long_series):
+    short = _arfima_by_weights(np.random.default_rng(3), 300, 0.0, 0.5)
+    pd.DataFrame({"s": short, "l": long_series[:300]}).to_csv(tmp_path / "s.csv",
+                                                              index=False)
+    base = ["drift", tmp_path / "s.csv", "--n-resamples", 99, "--seed", 2]
+    got = run_json(capsys, *base, "--columns", "s", "--split", 120)
+    want = drift_test(short, 120, n_resamples=99, rng=2)
+    assert isinstance(want, TwoSampleResult)
+    assert (got["statistic"], got["pvalue"]) == (want.statistic, want.pvalue)
+    assert got["data_name"] == f"rows 0-119 and 120-299 of {tmp_path / 's.csv'}"
+    got = run_json(capsys, *base, "--columns", "l")
+    want = drift_test(long_series[:300], n_resamples=99, rng=2)
+    assert isinstance(want, SelfNormalizedDriftResult)
+    assert (got["statistic"], got["pvalue"], got["phi"]) == (want.statistic, want.pvalue,
+                                                             want.phi)
+    assert "long memory" in got["reason"]
+    got = run_json(capsys, *base, "--columns", "l", "--memory", "short")
+    assert got["pvalue"] == drift_test(long_series[:300], memory="short", n_resamples=99,
+                                       rng=2).pvalue
+    rc, out, err = run(capsys, *base, "--columns", "l")
+    assert rc == 0 and "Self-normalised kernel drift test" in out and "Notes:" in out
+
+
+def test_cli_drift_names_memory_short_when_options_do_not_apply(capsys, tmp_path,
+                                                                long_series):
+    pd.DataFrame({"l": long_series}).to_csv(tmp_path / "l.csv", index=False)
+    rc, out, err = run(capsys, "drift", tmp_path / "l.csv", "--estimator", "skme",
+                       "--n-resamples", 19)
+    assert rc == 2, err
+    assert "not --estimator: leave them out, or pass --memory short" in err, err
 
 
 # -- the level (slow) -----------------------------------------------------------------------

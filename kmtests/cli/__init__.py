@@ -261,6 +261,20 @@ def _two_sample(args: argparse.Namespace) -> Any:
                            **_kernels(args, "two_sample", "bandwidth"), **_test_options(args))
 
 
+def _drift(args: argparse.Namespace) -> Any:
+    """``drift_test`` of the columns of one file (rows in time order)."""
+    from ..timeseries import drift_test
+
+    table = read_csv(args.data, args.sep, args.encoding)
+    series = columns(table, args.columns, "--columns")
+    n = series.shape[0]
+    args._n_memory = n
+    cut = n // 2 if args.split is None else args.split
+    return drift_test(series, cut, memory=args.memory,
+                      data_name=f"rows 0-{cut - 1} and {cut}-{n - 1} of {table.name}",
+                      **_kernels(args, "two_sample", "bandwidth"), **_test_options(args))
+
+
 def _k_sample(args: argparse.Namespace) -> Any:
     # the package's faces, looked up when the command runs (the tests replace them there)
     from .. import k_sample_test
@@ -527,6 +541,27 @@ def _add_test_commands(sub: Any) -> None:
         opt.add_test(p, kind)
         opt.add_dependence(p, kind)
         _finish(p)
+    pd_ = sub.add_parser(
+        "drift", help="drift between two windows of one series (columns of a CSV file)",
+        description="Kernel two-sample test between two windows of one series, the rows of "
+        "a CSV file with a header line in time order: block permutations of a length from "
+        "the data, or, where an ARFIMA(1, d, 0) fit finds long memory or a root near one, "
+        "the self-normalised drift test (--memory).")
+    pd_.add_argument("data", help="CSV file with a header line, rows in time order; '-' "
+                     "reads standard input")
+    pd_.add_argument("--columns", type=opt.names, default=None,
+                     help="comma-separated columns of the series (default: all)")
+    pd_.add_argument("--split", type=opt.positive_int, default=None,
+                     help="the first window is the first SPLIT rows (default: half)")
+    pd_.add_argument("--memory", default="auto", choices=["auto", "short", "long"],
+                     help="auto (default): the self-normalised test with an ARFIMA null "
+                     "where the fit finds long memory or a root near one, block "
+                     "permutations elsewhere; short: block permutations; long: the "
+                     "self-normalised test (which takes --n-resamples and --seed only)")
+    opt.add_kernels(pd_, "two_sample")
+    opt.add_test(pd_, "two_sample")
+    opt.add_dependence(pd_, "two_sample", with_strata=False)
+    _finish(pd_)
     pk = sub.add_parser("k-sample", help="k-sample test (MMD) of several CSV files, or of the "
                         "groups of one file", description="Kernel k-sample test: do the rows "
                         "of several CSV files with a header line (columns matched by name), or "
@@ -701,7 +736,7 @@ def _main(args: argparse.Namespace, flags: dict[str, str]) -> int:
             return _power(args)
         if args.command == "monitor":
             return run_monitor(args)
-        run = {"two-sample": _two_sample, "independence": _independence,
+        run = {"two-sample": _two_sample, "independence": _independence, "drift": _drift,
                "k-sample": _k_sample, "joint": run_joint, "conditional": run_conditional,
                "gof": run_goodness, "conditional-two-sample": run_ctst,
                "aggregated": _aggregated}[args.command]

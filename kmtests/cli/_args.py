@@ -355,11 +355,12 @@ _RESTRICTIONS = {
                      "y against x")}
 
 
-def add_dependence(p: argparse.ArgumentParser, kind: str) -> None:
+def add_dependence(p: argparse.ArgumentParser, kind: str, *, with_strata: bool = True) -> None:
     """--strata and --blocks: permutations restricted to strata or to blocks; --process
     and --length: the multipliers of --method wild (time series)."""
     strata, blocks = _RESTRICTIONS["two_sample" if kind == "two_sample" else "independence"]
-    p.add_argument("--strata", default=None, metavar="COLUMN", help=strata)
+    if with_strata:
+        p.add_argument("--strata", default=None, metavar="COLUMN", help=strata)
     p.add_argument("--blocks", type=blocks_arg, default=None, metavar="SIZE|auto",
                    help=blocks + ", or 'auto' (a length from the data, the Politis-White "
                    "rule); with --method wild, AR(1) multipliers of that length; approximate")

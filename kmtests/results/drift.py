@@ -80,6 +80,28 @@ class SelfNormalizedDriftResult:
         return (f"{type(self).__name__}(statistic={self.statistic!r}, "
                 f"pvalue={self.pvalue!r}, phi={self.phi!r}, d={self.d!r})")
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python dict (strict JSON) of the result, without the null sample.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kmtests.timeseries import drift_test
+        >>> res = drift_test(np.random.default_rng(0).normal(size=100), memory="long",
+        ...                  n_resamples=99, rng=1)
+        >>> sorted(res.to_dict())[:4]
+        ['alternative', 'count', 'd', 'data_name']
+        """
+        lo, hi = self.conf_int(0.05)
+        return {"test": self.title, "statistic": float(self.statistic),
+                "statistic_name": self.statistic_name, "pvalue": float(self.pvalue),
+                "alternative": self.alternative_text, "method": self.method,
+                "n_resamples": int(self.n_resamples), "count": int(self.count),
+                "phi": float(self.phi), "d": float(self.d),
+                "n_features": int(self.n_features), "sizes": dict(self.sizes),
+                "seed": self.seed, "data_name": self.data_name, "reason": self.reason,
+                "notes": list(self.notes), "pvalue_interval_95": [lo, hi]}
+
     def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
         """The Clopper-Pearson interval of the p-value the rearrangements estimate (the
         probability, under the fitted model, of a statistic at least the observed one)."""
