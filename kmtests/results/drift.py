@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
-from scipy.stats import beta
-
 from .._summary import (WIDTH, Summary, flow, format_bound, format_number, format_pvalue,
                         result_table, settings_table)
+from ..null.permutation import monte_carlo_interval
 
 __all__ = ["SelfNormalizedDriftResult"]
 
@@ -67,10 +66,17 @@ class SelfNormalizedDriftResult:
     reason: str = ""
     notes: tuple[str, ...] = field(default=())
 
+    #: a Monte Carlo test (what :func:`kmtests.null.permutation.monte_carlo_interval` reads)
+    exact = False
     title = "Self-normalised kernel drift test"
     statistic_name = "T_sn"
     alternative_text = "the two windows come from different distributions"
     method = "arfima ranks"
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """The null's model, as the other results' `details`: ``{"model", "phi", "d"}``."""
+        return {"model": "ARFIMA(1, d, 0)", "phi": self.phi, "d": self.d}
 
     def __iter__(self) -> Iterator[float]:
         """``statistic, pvalue = result``, as with scipy's test results."""
@@ -92,7 +98,7 @@ class SelfNormalizedDriftResult:
         >>> sorted(res.to_dict())[:4]
         ['alternative', 'count', 'd', 'data_name']
         """
-        lo, hi = self.conf_int(0.05)
+        lo, hi = self.pvalue_interval(0.05)
         return {"test": self.title, "statistic": float(self.statistic),
                 "statistic_name": self.statistic_name, "pvalue": float(self.pvalue),
                 "alternative": self.alternative_text, "method": self.method,
@@ -100,17 +106,15 @@ class SelfNormalizedDriftResult:
                 "phi": float(self.phi), "d": float(self.d),
                 "n_features": int(self.n_features), "sizes": dict(self.sizes),
                 "seed": self.seed, "data_name": self.data_name, "reason": self.reason,
-                "notes": list(self.notes), "pvalue_interval_95": [lo, hi]}
+                "notes": list(self.notes), "pvalue_interval_95": [float(lo), float(hi)]}
 
-    def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
-        """The Clopper-Pearson interval of the p-value the rearrangements estimate (the
-        probability, under the fitted model, of a statistic at least the observed one)."""
+    def pvalue_interval(self, alpha: float = 0.05) -> np.ndarray:
+        """Monte Carlo confidence interval of the p-value: Clopper-Pearson for the
+        probability, under the fitted model, of a statistic at least the observed one,
+        from `count` of `n_resamples` draws (as the other results')."""
         if not 0 < alpha < 1:
             raise ValueError(f"`alpha` must be in (0, 1); got {alpha!r}.")
-        k, b = self.count, self.n_resamples
-        lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, b - k + 1))
-        hi = 1.0 if k == b else float(beta.ppf(1 - alpha / 2, k + 1, b - k))
-        return lo, hi
+        return monte_carlo_interval(self, alpha)
 
     @property
     def _floor(self) -> float:
@@ -123,7 +127,7 @@ class SelfNormalizedDriftResult:
         lines.append(f"{self.statistic_name} = {format_number(self.statistic)}, p-value "
                      f"{format_pvalue(self.pvalue, floor=self._floor)}")
         lines.append(f"alternative hypothesis: {self.alternative_text}")
-        lo, hi = self.conf_int(0.05)
+        lo, hi = self.pvalue_interval(0.05)
         lines.append(f"95 percent Monte Carlo interval of the p-value: "
                      f"[{format_bound(lo)}, {format_bound(hi)}]")
         notes = [f"null: rank rearrangements by ARFIMA(1, d, 0) paths, phi = "
@@ -154,7 +158,7 @@ class SelfNormalizedDriftResult:
             ("phi", f"{self.phi:.3f}"), ("d", f"{self.d:.3f}"),
             ("n_features", self.n_features), ("seed", self.seed)]
         settings, _ = settings_table(flow(pairs), self.title)
-        lo, hi = self.conf_int(alpha)
+        lo, hi = self.pvalue_interval(alpha)
         conf = f"{100 * (1 - alpha):.4g}%"
         results = result_table(
             self.statistic_name, ["statistic", "p-value", f"p {conf} MC low",
