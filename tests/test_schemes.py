@@ -23,6 +23,10 @@ SCHEMES = {
     "within split": Within(np.array([0, 1, 2, 0, 1, 2]), n_x=3),
     "blocks pairing": Blocks(7, 2),
     "blocks split": Blocks(8, 2, n_x=4),
+    # random rotations first (two windows, blocks="auto"): C(4, 2) splits x 2 offsets,
+    # and all 5! orders of the 5 blocks of 10 rows (2 does not divide 5) x 2 offsets
+    "blocks split offsets": Blocks(8, 2, n_x=4, offsets=True),
+    "blocks orders offsets": Blocks(10, 2, n_x=5, offsets=True),
     "independent": Independent(3, 3),
     "swaps": Swaps(np.array([2, 0, 1])),
 }
@@ -30,6 +34,7 @@ EXPECTED_COUNTS = {
     "split": math.comb(5, 3), "pairing": 24, "kway": 30,
     "within pairing": 2 * 6 * 1, "within split": 2 * 2 * 2,
     "blocks pairing": 24, "blocks split": math.comb(4, 2), "independent": 36,
+    "blocks split offsets": 2 * math.comb(4, 2), "blocks orders offsets": 2 * 120,
     "swaps": 2 ** 3,
 }
 
@@ -45,6 +50,10 @@ def _in_group(name: str, s, row: np.ndarray) -> bool:
     if name == "swaps":  # each pair's points stay in the pair's two slots
         slots = [{i, len(s.pairing) + int(p)} for i, p in enumerate(s.pairing)]
         return all({int(row[a]) for a in pair} == pair for pair in slots)
+    if name.startswith("blocks") and s.offsets:
+        # a block arrangement of the series rotated by one of the offsets
+        plain = Blocks(s.size, s.length, n_x=s.n_x)
+        return any(_in_group("blocks", plain, (row - u) % s.n) for u in range(s.length))
     if name.startswith("blocks"):
         # consecutive runs: each block appears whole and in order
         starts = [b[0] for b in s.blocks]
@@ -68,7 +77,7 @@ def _key(name: str, s, row: np.ndarray) -> tuple:
         return (frozenset(row[:2].tolist()), frozenset(row[2:3].tolist()))
     if name == "within split":
         return (frozenset(row[:3].tolist()),)
-    if name == "blocks split":
+    if name in ("blocks split", "blocks split offsets"):
         return (frozenset(row[:4].tolist()),)
     if name == "swaps":
         return (frozenset(row[:3].tolist()),)
@@ -116,3 +125,22 @@ def test_random_rows_are_uniform_over_the_arrangements(name):
 def test_identity_is_the_first_enumerated_arrangement(name):
     s = SCHEMES[name]
     np.testing.assert_array_equal(s.identity()[0], next(iter(s.enumerate())))
+
+
+def test_rotated_blocks_enumerate_offset_order_pairs():
+    """With a short last block a rotation can repeat a row: the enumeration lists every
+    (offset, order) pair, the law of the random draws (Blocks(9, 2): the order ending
+    with [0, 1], ..., [6, 7] after [8], rotated by one, is the identity)."""
+    s = Blocks(9, 2, n_x=5, offsets=True)
+    rows = [r.tobytes() for r in s.enumerate()]
+    assert s.count(10**6) == len(rows) == 2 * math.factorial(5)
+    assert Counter(rows)[np.arange(9, dtype=np.int64).tobytes()] == 2
+
+
+def test_rotated_blocks_reach_the_level_with_eight_blocks():
+    """Two windows of 100 in blocks of 25: the plain blocks split them 70 ways (35 values
+    of a symmetric statistic: no p-value between 2/70 and 4/70), the rotations 1750."""
+    plain, turned = Blocks(200, 25, n_x=100), Blocks(200, 25, n_x=100, offsets=True)
+    assert plain.count(10**4) == 70 and turned.count(10**4) == 25 * 70
+    firsts = {frozenset(r[:100].tolist()) for r in turned.enumerate()}
+    assert len(firsts) == 25 * 70

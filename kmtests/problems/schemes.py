@@ -417,17 +417,34 @@ class Blocks(Scheme):
     the arrangements are then the orders of the blocks of the pooled series, whose
     first ``n_x`` rows form the first sample (a block may straddle the two).
 
+    With `offsets` (two windows with ``blocks="auto"``, unless the rule found persistent
+    dependence: :attr:`kmtests._serial.AutoLength.rotations`) each arrangement first rotates
+    the series by an offset ``u`` in ``0..length-1`` (row ``t`` becomes row
+    ``(t + u) mod n``), then cuts and reorders the blocks: the arrangements are those of
+    the ``length`` rotations, ``length`` times as many. Without them, eight blocks of
+    two windows give ``C(8, 4) = 70`` splits (35 values of a symmetric statistic), and a
+    p-value of at most 0.05 is reached only by the largest (a level of 1/35 = 2.9%); with
+    them the p-values have a fine grid, and the test reaches its level. The arrangements
+    are the (offset, order) pairs, each once in ``count`` and ``enumerate`` (the law of
+    the random draws; with a shorter last block two pairs can give the same row). This
+    set is not a group: like block permutations themselves, the null is an
+    approximation, its level measured in ``benchmarks/README.md``.
+
     Examples
     --------
     >>> from kmtests.problems.schemes import Blocks
     >>> Blocks(6, 2).count(100), next(Blocks(6, 2).enumerate()).tolist()
     (6, [0, 1, 2, 3, 4, 5])
+    >>> s = Blocks(8, 2, n_x=4, offsets=True)
+    >>> s.count(100), [r.tolist() for r in s.enumerate()][6]   # C(4, 2) x 2 rotations
+    (12, [1, 2, 3, 4, 5, 6, 7, 0])
     """
 
     size: int
     length: int
     n_x: int | None = None
     auto: Any = None
+    offsets: bool = False
     kind: ClassVar[str] = "blocks"
     full: ClassVar[bool] = False
     #: its rows are a series (the problem is declared a time series)
@@ -445,6 +462,8 @@ class Blocks(Scheme):
     @property
     def restriction(self) -> str:
         what = f"of {len(self.blocks)} blocks of {self.length} consecutive rows"
+        if self.offsets and self.length > 1:
+            what += f", the series rotated by an offset of 0-{self.length - 1} rows first"
         if self.auto is not None:
             what += f"; length {self.auto.why}"
         return what
@@ -457,12 +476,19 @@ class Blocks(Scheme):
                                         (self.size - self.n_x) % self.length)
 
     def count(self, cap: int) -> int | None:
+        turns = self._turns
         b = len(self.blocks)
         if self._orders:
             c = math.factorial(b) if b <= 20 else None
-            return c if c is not None and c <= cap else None
-        assert self.n_x is not None
-        return comb_at_most(b, self.n_x // self.length, cap)
+        else:
+            assert self.n_x is not None
+            c = comb_at_most(b, self.n_x // self.length, cap)
+        return c * turns if c is not None and c * turns <= cap else None
+
+    @property
+    def _turns(self) -> int:
+        """The number of rotations: `length` with `offsets`, else 1."""
+        return self.length if self.offsets else 1
 
     def _row(self, order: np.ndarray | tuple[int, ...]) -> np.ndarray:
         blocks = self.blocks
@@ -470,7 +496,19 @@ class Blocks(Scheme):
 
     def random(self, rng: np.random.Generator, size: int) -> np.ndarray:
         b = len(self.blocks)
-        orders = permuted_rows(rng, b, size)
+        if self._turns > 1:
+            # one row of b + 1 uniforms per arrangement (the stream read row by row, so
+            # the same rows in batches of any size): the order of the blocks is the
+            # ranking of the first b, the offset the last
+            u = rng.random((size, b + 1))
+            orders = np.argsort(u[:, :b], axis=1, kind="stable")
+            turn = np.minimum((u[:, b] * self.length).astype(np.int64), self.length - 1)
+            return np.ascontiguousarray((self._ordered(orders) + turn[:, None]) % self.size)
+        return self._ordered(permuted_rows(rng, b, size))
+
+    def _ordered(self, orders: np.ndarray) -> np.ndarray:
+        """The rows of the block orders `orders` (one order per row)."""
+        size = orders.shape[0]
         # the rows of _row(o), vectorised: block o[k] placed after the blocks before it
         starts = np.arange(0, self.size, self.length, dtype=np.int64)
         lens = np.minimum(starts + self.length, self.size) - starts
@@ -483,6 +521,11 @@ class Blocks(Scheme):
         return out
 
     def enumerate(self) -> Iterator[np.ndarray]:
+        for turn in range(self._turns):
+            for row in self._unturned():
+                yield (row + turn) % self.size if turn else row
+
+    def _unturned(self) -> Iterator[np.ndarray]:
         b = len(self.blocks)
         if self._orders:
             for order in itertools.permutations(range(b)):
