@@ -380,6 +380,17 @@ class AutoLength:
         return self.wanted > self.block
 
     @property
+    def rotations(self) -> bool:
+        """Whether two windows' block permutations take random rotations of the series
+        (:class:`kmtests.problems.schemes.Blocks` with `offsets`): not when the
+        persistence check fired. There the dependence outlasts what the rule sees, the
+        blocks are at their floor or cap, and the plain blocks' coarser null (70 splits
+        of 8 blocks: a level of at most 2.9% at 5%) is the margin that held GARCH
+        windows at n = 200 (23-25/300 against 29-35/300 with rotations;
+        ``benchmarks/README.md``)."""
+        return not self.persistent > _PERSIST_Z
+
+    @property
     def block_rule(self) -> str:
         """The block-length rule, for reports."""
         few = f"n/{self.fewest}"

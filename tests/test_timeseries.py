@@ -400,6 +400,41 @@ def test_drift_test_is_the_two_sample_test_of_the_windows():
         drift_test(z, 239)
 
 
+def _mmd_u_linear(a, b):
+    """MMD^2_u of the linear kernel by its definition (off-diagonal means)."""
+    ka, kb = np.outer(a, a), np.outer(b, b)
+    m, n = a.size, b.size
+    return ((ka.sum() - np.trace(ka)) / (m * (m - 1)) + (kb.sum() - np.trace(kb)) / (n * (n - 1))
+            - 2 * np.outer(a, b).mean())
+
+
+def test_two_windows_rotate_the_blocks_unless_the_dependence_is_persistent():
+    """blocks="auto" between two windows: random rotations of the series before the
+    blocks (Blocks(offsets=True)), so that 8 blocks of 25 give 1750 arrangements, not 70
+    (35 values: no p-value between 2/70 and 4/70, a level of 2.9% at 5%); the plain
+    blocks where the persistence check fired (GARCH returns; AutoLength.rotations)."""
+    z = _ar1(np.random.default_rng(3), 200, 0.9)
+    auto = auto_length([z[:, None]], (100, 100))
+    assert auto.block == 25 and auto.rotations
+    res = kmtests.two_sample_test(z[:100], z[100:], blocks="auto", kernel="linear",
+                                  n_resamples=9999, rng=0)
+    text = " ".join(str(res).split())
+    assert "all 1750 arrangements" in text and "rotated by an offset of 0-24" in text
+    # the p-value by brute force: the share of the 1750 arrangements at least as large
+    t = np.array([_mmd_u_linear(z[r[:100]], z[r[100:]])
+                  for r in Blocks(200, 25, n_x=100, offsets=True).enumerate()])
+    assert res.statistic == pytest.approx(t[0], rel=1e-9)
+    assert res.pvalue == pytest.approx(np.mean(t >= t[0] - 1e-9 * abs(t[0])), abs=1e-12)
+    assert len(np.unique(np.round(t, 9))) > 800        # 70 splits alone: 35 values
+    # GARCH returns whose volatility the persistence check sees: the plain blocks
+    r = _garch(np.random.default_rng(5), 200)
+    auto = auto_length([r[:, None]], (100, 100))
+    assert auto.persistent > 2 and not auto.rotations
+    res = kmtests.two_sample_test(r[:100], r[100:], blocks="auto", n_resamples=9999, rng=0)
+    text = " ".join(str(res).split())
+    assert "all 70 arrangements" in text and "rotated" not in text
+
+
 # -- the command line ------------------------------------------------------------------------
 def test_cli_blocks_auto_process_and_length_equal_the_api(capsys, tmp_path):
     import pandas as pd

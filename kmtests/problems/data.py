@@ -561,7 +561,10 @@ def restricted(problem: Any, strata: Any = None, blocks: Any = None) -> Any:
             scheme: Scheme = Within(labels, n_x=problem.n_x)
         elif _is_auto(blocks):
             auto = auto_length_of(problem)
-            scheme = Blocks(problem.n, auto.block, n_x=problem.n_x, auto=auto)
+            # random rotations too (eight blocks alone split two windows 35 ways),
+            # unless the dependence was persistent (AutoLength.rotations)
+            scheme = Blocks(problem.n, auto.block, n_x=problem.n_x, auto=auto,
+                            offsets=auto.rotations)
         else:
             b = _block_length(blocks)
             if problem.n_x % b or problem.n_y % b:
