@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ArfimaFit", "arfima_autocovariance", "arfima_paths", "is_long_memory",
-           "model_arrangements", "selfnormalized", "whittle_arfima"]
+           "model_arrangements", "near_unit_root", "selfnormalized", "whittle_arfima"]
 
 #: the longest burn-in of the AR(1) filter (phi <= 0.99: its start is forgotten to
 #: 0.99^600 < 0.3%)
@@ -58,12 +58,16 @@ _PHI_BOUNDS, _D_BOUNDS = (-0.9, 0.99), (-0.45, 0.45)
 #: 8% (1%); i.i.d. 4%; MA(2) 1%
 _LONG_D, _SHORT_PHI = 0.15, 0.3
 
-#: a root near one: fitted phi above this also takes the self-normalised test. Block
-#: permutations rejected 26/300 two-window AR(1) nulls with phi = 0.95 at n = 200 and
-#: 27/300 with phi = 0.9 at n = 500 (band 6-25); a threshold of 0.9 left the latter at
-#: 28/300, 0.8 cost more power on phi = 0.8 shifts (``benchmarks/dependent_memory.py
-#: --rules``, the table in ``benchmarks/README.md``)
-_NEAR_UNIT = 0.85
+#: a root near one: fewer effective observations ``n (1 - phi) / (1 + phi)`` of the fitted
+#: phi than this also take the self-normalised test (phi > 0.80 at n = 200, 0.92 at
+#: n = 500, 0.98 at n = 2000). Block permutations (with their random rotations,
+#: :class:`kmtests.problems.schemes.Blocks`) rejected 32-33/300 two-window AR(1) nulls
+#: with phi = 0.9 at n = 200 (band 6-25) and 18-19/300 at phi = 0.9-0.95 at n = 2000; a
+#: fixed threshold (0.85 until the ninth session) sent too few series of 200 and too many
+#: of 500 (phi = 0.8: 84-108 shifts found of 300 at 0.8, 101-127 here). Chosen among
+#: seven rules on four sets of series (``benchmarks/dependent_memory.py``), checked on a
+#: fifth (``benchmarks/README.md``)
+_FEW_EFFECTIVE = 22.0
 
 #: ... with fitted d above this: the likelihood's ridge also fits some AR(1) series with
 #: phi = 0.5-0.6 as phi near 0.86 with d near -0.4 (anti-persistent, no root near one;
@@ -88,12 +92,24 @@ class ArfimaFit:
         return f"ARFIMA(1, d, 0) with phi = {self.phi:.2f}, d = {self.d:.2f}"
 
 
-def is_long_memory(fit: ArfimaFit) -> bool:
-    """Whether `fit` calls for the self-normalised test with ``memory="auto"``: long memory
-    (``d > 0.15`` with ``phi < 0.3``) or a root near one (``phi > 0.85`` with
-    ``d > -0.2``)."""
-    return bool((fit.d > _LONG_D and fit.phi < _SHORT_PHI)
-                or (fit.phi > _NEAR_UNIT and fit.d > _NEAR_UNIT_D))
+def near_unit_root(fit: ArfimaFit, n: int) -> bool:
+    """Whether `fit`'s AR root leaves fewer than 22 effective observations in `n`,
+    ``n (1 - phi) / (1 + phi) < 22``, with ``d > -0.2`` (see :data:`_FEW_EFFECTIVE`)."""
+    return bool(n * (1.0 - fit.phi) < _FEW_EFFECTIVE * (1.0 + fit.phi)
+                and fit.d > _NEAR_UNIT_D)
+
+
+def is_long_memory(fit: ArfimaFit, n: int) -> bool:
+    """Whether `fit` (of a series of `n` observations) calls for the self-normalised test
+    with ``memory="auto"``: long memory (``d > 0.15`` with ``phi < 0.3``) or a root near
+    one (:func:`near_unit_root`).
+
+    Examples
+    --------
+    >>> is_long_memory(ArfimaFit(0.85, 0.0), 200), is_long_memory(ArfimaFit(0.85, 0.0), 500)
+    (True, False)
+    """
+    return bool((fit.d > _LONG_D and fit.phi < _SHORT_PHI) or near_unit_root(fit, n))
 
 
 def _periodogram(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

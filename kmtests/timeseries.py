@@ -113,8 +113,10 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
         `n_resamples`, `rng` and `data_name` only. ``"auto"`` (default, with
         ``blocks="auto"``): fits the model and takes ``"long"`` where block
         permutations do not keep the level, long memory (fitted ``d > 0.15`` with
-        ``phi < 0.3``) or a root near one (``phi > 0.85`` with ``d > -0.2``), else
-        ``"short"``; with a given block length it is ``"short"``.
+        ``phi < 0.3``) or a root near one (fewer than 22 effective observations,
+        ``n (1 - phi) / (1 + phi) < 22``, with ``d > -0.2``: phi above 0.80 at n = 200,
+        0.92 at n = 500), else ``"short"``; with a given block length it is
+        ``"short"``.
     **kwargs
         The other options of :func:`kmtests.two_sample_test` (``method``,
         ``kernel``, ``n_resamples``, ``rng``, ...).
@@ -165,9 +167,9 @@ def drift_test(series: Any, split: int | None = None, *, blocks: Any = "auto",
         from . import _longmemory as lm
 
         fitted = _arfima_if_fits(series, cut)
-        if fitted is not None and lm.is_long_memory(fitted[2]):
+        if fitted is not None and lm.is_long_memory(fitted[2], n):
             z, ranking, fit = fitted
-            why = (("long memory" if fit.phi <= lm._NEAR_UNIT else "a root near one")
+            why = (("a root near one" if lm.near_unit_root(fit, n) else "long memory")
                    + f" ({fit}), where block permutations do not keep the level "
                    "(memory='auto')")
             return _selfnormalized_drift(z, cut, ranking, fit, why, kwargs)

@@ -16,7 +16,7 @@ from scipy.optimize import approx_fprime
 from kmtests import TwoSampleResult
 from kmtests._longmemory import (ArfimaFit, _whittle_objective, arfima_autocovariance,
                                  arfima_paths, is_long_memory, model_arrangements,
-                                 selfnormalized, whittle_arfima)
+                                 near_unit_root, selfnormalized, whittle_arfima)
 from kmtests.results.drift import SelfNormalizedDriftResult
 from kmtests.timeseries import drift_test
 
@@ -127,16 +127,26 @@ def test_whittle_ignores_a_shift_between_the_windows():
 
 
 def test_long_memory_rule():
-    assert is_long_memory(ArfimaFit(0.0, 0.3))
-    assert is_long_memory(ArfimaFit(0.95, 0.0))
-    assert is_long_memory(ArfimaFit(0.86, 0.0))
-    assert not is_long_memory(ArfimaFit(0.84, 0.0))
+    assert is_long_memory(ArfimaFit(0.0, 0.3), 200)
+    assert is_long_memory(ArfimaFit(0.95, 0.0), 200)
+    # a root near one: fewer than 22 effective observations n (1 - phi) / (1 + phi)
+    assert is_long_memory(ArfimaFit(0.81, 0.0), 200)       # 20.99
+    assert not is_long_memory(ArfimaFit(0.80, 0.0), 200)   # 22.2
+    assert not is_long_memory(ArfimaFit(0.9, 0.0), 500)    # 26.3
+    assert is_long_memory(ArfimaFit(0.92, 0.0), 500)       # 20.8
+    assert not is_long_memory(ArfimaFit(0.95, 0.0), 2000)  # 51.3
     # the ridge's other side: an AR(1) series with phi = 0.6 fitted as phi = 0.86 with
     # d = -0.41 (tests/test_timeseries.py's series) is anti-persistent, not near a root
-    assert not is_long_memory(ArfimaFit(0.86, -0.41))
-    assert is_long_memory(ArfimaFit(0.86, -0.15))
-    assert not is_long_memory(ArfimaFit(0.7, 0.2))     # the phi-d ridge of an AR series
-    assert not is_long_memory(ArfimaFit(0.0, 0.1))
+    assert not is_long_memory(ArfimaFit(0.86, -0.41), 200)
+    assert is_long_memory(ArfimaFit(0.86, -0.15), 200)
+    assert not is_long_memory(ArfimaFit(0.7, 0.2), 200)     # the phi-d ridge of an AR series
+    assert not is_long_memory(ArfimaFit(0.0, 0.1), 200)
+
+
+@pytest.mark.parametrize("phi", [0.79, 0.8, 0.8018, 0.81, 0.9, 0.95])
+@pytest.mark.parametrize("n", [100, 200, 500, 2000])
+def test_near_unit_root_counts_effective_observations(phi, n):
+    assert near_unit_root(ArfimaFit(phi, 0.0), n) == (n * (1 - phi) / (1 + phi) < 22)
 
 
 def test_whittle_refuses_constant_or_short_windows():
