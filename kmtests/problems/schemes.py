@@ -503,21 +503,22 @@ class Blocks(Scheme):
             u = rng.random((size, b + 1))
             orders = np.argsort(u[:, :b], axis=1, kind="stable")
             turn = np.minimum((u[:, b] * self.length).astype(np.int64), self.length - 1)
-            return np.ascontiguousarray((self._ordered(orders) + turn[:, None]) % self.size)
+            out = self._ordered(orders)
+            out += turn[:, None]
+            out[out >= self.size] -= self.size          # (t + u) mod n, u < n
+            return out
         return self._ordered(permuted_rows(rng, b, size))
 
     def _ordered(self, orders: np.ndarray) -> np.ndarray:
-        """The rows of the block orders `orders` (one order per row)."""
+        """The rows of the block orders `orders` (one order per row): block ``o[k]``
+        placed after the blocks before it, every row at once (each row's block lengths
+        sum to ``n``, so the repeated block starts fill the rows exactly)."""
         size = orders.shape[0]
-        # the rows of _row(o), vectorised: block o[k] placed after the blocks before it
         starts = np.arange(0, self.size, self.length, dtype=np.int64)
-        lens = np.minimum(starts + self.length, self.size) - starts
-        out = np.empty((size, self.size), dtype=np.int64)
-        pos = np.arange(self.size, dtype=np.int64)
-        for r, o in enumerate(orders):
-            ln = lens[o]
-            offsets = np.cumsum(ln) - ln
-            out[r] = np.repeat(starts[o] - offsets, ln) + pos
+        lens = (np.minimum(starts + self.length, self.size) - starts)[orders]
+        shift = starts[orders] - (np.cumsum(lens, axis=1) - lens)
+        out = np.repeat(shift.ravel(), lens.ravel()).reshape(size, self.size)
+        out += np.arange(self.size, dtype=np.int64)
         return out
 
     def enumerate(self) -> Iterator[np.ndarray]:
