@@ -14,6 +14,8 @@ wall seconds, best of ``--repeats``, one thread; the load average is printed bes
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_dependent_cost.py
+
+``--rotations`` times the random rotations of two windows' blocks (ninth session).
 """
 
 from __future__ import annotations
@@ -89,12 +91,53 @@ def drift(repeats: int) -> None:
                       f"| {ca:.4f} ({wa:.4f}) | {ca / cs:.2f} |", flush=True)
 
 
+def rotations(repeats: int) -> None:
+    """Two windows' block permutations with their random rotations (the package) against
+    the plain blocks of the same length (``AutoLength.rotations`` patched to False), on
+    AR(1) series with phi = 0.8 (``drift_test(memory="short")``). With 8 blocks the plain
+    blocks have 70 arrangements and the rotated ones 70 times the length: both are
+    enumerated when ``n_resamples`` is at least their number."""
+    import sys
+    from pathlib import Path
+    from unittest import mock
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from dependent_streams import process
+
+    from kmtests._serial import AutoLength
+    from kmtests.timeseries import drift_test
+
+    print("| n | B | blocks | plain: CPU s (wall), statistics | rotated: CPU s (wall), "
+          "statistics | CPU ratio |")
+    print("|---:|---:|---|---|---|---:|")
+    for n, resamples in ((200, (199, 9999)), (500, (199, 2999)), (2000, (199,))):
+        z = process("ar0.8", np.random.default_rng(0), n)
+        for B in resamples:
+            reps = repeats if n * B < 10**6 else 2
+            with mock.patch.object(AutoLength, "rotations", property(lambda self: False)):
+                plain = drift_test(z, memory="short", n_resamples=B, rng=1)
+                cp, wp = best(lambda: drift_test(z, memory="short", n_resamples=B, rng=1),
+                              reps)
+            turned = drift_test(z, memory="short", n_resamples=B, rng=1)
+            cr, wr = best(lambda: drift_test(z, memory="short", n_resamples=B, rng=1), reps)
+            what = turned.details["permutations"].split(";")[0].split(",")[0]
+            print(f"| {n} | {B} | {what} | {cp:.4f} ({wp:.4f}), {plain.n_resamples} "
+                  f"| {cr:.4f} ({wr:.4f}), {turned.n_resamples} | {cr / cp:.2f} |",
+                  flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--drift", action="store_true", help="the drift test's cost only")
+    ap.add_argument("--rotations", action="store_true",
+                    help="the rotated blocks of two windows against the plain ones")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()}")
+    if args.rotations:
+        rotations(args.repeats)
+        print(f"load average at end: {os.getloadavg()}")
+        return 0
     if args.drift:
         drift(args.repeats)
         print(f"load average at end: {os.getloadavg()}")
