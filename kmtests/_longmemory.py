@@ -61,12 +61,13 @@ _LONG_D, _SHORT_PHI = 0.15, 0.3
 #: a root near one: fewer effective observations ``n (1 - phi) / (1 + phi)`` of the fitted
 #: phi than this also take the self-normalised test (phi > 0.80 at n = 200, 0.92 at
 #: n = 500, 0.98 at n = 2000). Block permutations (with their random rotations,
-#: :class:`kmtests.problems.schemes.Blocks`) rejected 32-33/300 two-window AR(1) nulls
-#: with phi = 0.9 at n = 200 (band 6-25) and 18-19/300 at phi = 0.9-0.95 at n = 2000; a
-#: fixed threshold (0.85 until the ninth session) sent too few series of 200 and too many
-#: of 500 (phi = 0.8: 84-108 shifts found of 300 at 0.8, 101-127 here). Chosen among
-#: seven rules on four sets of series (``benchmarks/dependent_memory.py``), checked on a
-#: fifth (``benchmarks/README.md``)
+#: :class:`kmtests.problems.schemes.Blocks`) rejected 26-29/300 two-window AR(1) nulls
+#: with phi = 0.9 at n = 200 on five sets (band 6-25), 16-22/300 at phi = 0.9-0.95 at
+#: n = 2000. The fixed threshold before (phi > 0.85) left phi = 0.9 at n = 200 at 27 and
+#: 29/300 on two sets; phi > 0.8 sent too many series of 500 (83-103 of 300 shifts found
+#: at phi = 0.8, against 102-121 with this rule). Chosen among seven rules on four sets
+#: of series (``benchmarks/dependent_memory.py --rules``), checked on a fifth
+#: (``benchmarks/README.md``, "Rotated blocks")
 _FEW_EFFECTIVE = 22.0
 
 #: ... with fitted d above this: the likelihood's ridge also fits some AR(1) series with

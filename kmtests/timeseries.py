@@ -37,7 +37,7 @@ Examples
 >>> print(f"p = {res.pvalue:.3f}; strongest at lag {res.lag}; blocks of {res.block_length}")
 p = 0.005; strongest at lag 2; blocks of 34
 >>> print(f"{drift_test(x, n_resamples=199, rng=1).pvalue:.2f}")   # no drift in x
-0.62
+0.68
 """
 
 from __future__ import annotations
