@@ -435,6 +435,14 @@ def test_two_windows_rotate_the_blocks_unless_the_dependence_is_persistent():
     assert "all 70 arrangements" in text and "rotated" not in text
 
 
+def test_rotated_blocks_give_the_same_pvalue_whatever_batch_and_n_jobs():
+    z = _ar1(np.random.default_rng(3), 300, 0.7)
+    ps = {kmtests.two_sample_test(z[:150], z[150:], blocks="auto", n_resamples=999, rng=5,
+                                  **kw).pvalue
+          for kw in ({}, {"batch": 7}, {"batch": 100, "n_jobs": 2})}
+    assert len(ps) == 1
+
+
 # -- the command line ------------------------------------------------------------------------
 def test_cli_blocks_auto_process_and_length_equal_the_api(capsys, tmp_path):
     import pandas as pd
