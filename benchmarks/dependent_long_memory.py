@@ -57,7 +57,7 @@ from unittest import mock  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from dependent_streams import process, seed_of  # noqa: E402
+from dependent_streams import windows_series  # noqa: E402
 
 from kmtests import SerialDependenceWarning  # noqa: E402
 from kmtests._serial import _FLOOR, _PERSIST_Z, AutoLength, auto_length  # noqa: E402
@@ -83,12 +83,7 @@ def pvalue_with_length(z: np.ndarray, i: int, length: int) -> float:
 
 def series(proc: str, n: int, shift: float, reps: int, tag: str = "auto") -> Any:
     """The cell's series (`tag`: the data sets' seed key; ``auto`` is the level tables')."""
-    gen = np.random.default_rng(seed_of(tag, proc, n, "windows", shift))
-    h = n // 2
-    for i in range(reps):
-        z = process(proc, gen, n)
-        z[h:] += shift
-        yield i, z
+    return windows_series(tag, proc, n, shift, reps)
 
 
 def split(proc: str, n: int, shift: float, reps: int, tag: str = "auto") -> str:

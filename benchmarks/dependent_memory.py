@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from dependent_streams import process, seed_of  # noqa: E402
+from dependent_streams import windows_series  # noqa: E402
 
 from kmtests import SerialDependenceWarning  # noqa: E402
 from kmtests._longmemory import ArfimaFit, is_long_memory  # noqa: E402
@@ -48,13 +48,17 @@ RESULTS = Path(__file__).resolve().parent / "results"
 FOLDER = RESULTS / "dependent_memory"
 
 
+def _cell_of(path: Path) -> tuple[str, ...]:
+    """A kept cell's data set tag, process, n and shift (strings), from its file name."""
+    match = re.fullmatch(r"both_(\w+?)_(.+)_n(\d+)_shift([\d.]+)", path.stem)
+    assert match is not None, path
+    return match.groups()
+
+
 def cell(proc: str, n: int, shift: float, reps: int, tag: str) -> pd.DataFrame:
     """Every data set's fit and the p-values of both paths, with their CPU seconds."""
-    gen = np.random.default_rng(seed_of(tag, proc, n, "windows", shift))
     rows = []
-    for i in range(reps):
-        z = process(proc, gen, n)
-        z[n // 2:] += shift
+    for i, z in windows_series(tag, proc, n, shift, reps):
         c0 = time.process_time()
         fit = _arfima_of(z, n // 2)[2]     # the fit drift_test makes
         c1 = time.process_time()
@@ -76,18 +80,13 @@ def refresh_short(path: Path) -> pd.DataFrame:
     data sets, the fits and the self-normalised p-values kept. The first time, the
     p-values before are kept as ``p_short_plain``: block permutations without the random
     rotations of the ninth session (``Blocks(offsets=False)``)."""
-    tag, proc, n, shift = re.fullmatch(r"both_(\w+?)_(.+)_n(\d+)_shift([\d.]+)",
-                                       path.stem).groups()
-    n_, shift_ = int(n), float(shift)
+    tag, proc, n, shift = _cell_of(path)
     frame = pd.read_csv(path)
     if "p_short_plain" not in frame:
         frame["p_short_plain"] = frame.p_short
-    gen = np.random.default_rng(seed_of(tag, proc, n_, "windows", shift_))
-    for i in range(len(frame)):
-        z = process(proc, gen, n_)
-        z[n_ // 2:] += shift_
+    for i, z in windows_series(tag, proc, int(n), float(shift), len(frame)):
         c0 = time.process_time()
-        frame.loc[i, "p_short"] = drift_test(z, n_ // 2, n_resamples=DRAWS, rng=i,
+        frame.loc[i, "p_short"] = drift_test(z, int(n) // 2, n_resamples=DRAWS, rng=i,
                                              memory="short").pvalue
         frame.loc[i, "cpu_short"] = time.process_time() - c0
     frame.to_csv(path, index=False, float_format="%.5g")
@@ -137,8 +136,7 @@ def rules() -> str:
     part, ``d > 0.15`` with ``phi < 0.3``, is in every rule but the first two)."""
     cells, cols = [], list(RULES) + [PLAIN]
     for path in sorted(FOLDER.glob("both_*.csv")):
-        tag, proc, n, shift = re.fullmatch(r"both_(\w+?)_(.+)_n(\d+)_shift([\d.]+)",
-                                           path.stem).groups()
+        tag, proc, n, shift = _cell_of(path)
         f = pd.read_csv(path)
         row = [tag, proc, n, shift]
         choices = [np.where(rule(f, int(n)), f.p_long, f.p_short) for rule in RULES.values()]
@@ -170,8 +168,7 @@ def equal_level() -> str:
              "blocks (eighth session) | driftdep mmd | driftdep energy |",
              "|---|---|---:|---:|---|---|---|---|---|"]
     for path in sorted(FOLDER.glob("both_*.csv")):
-        tag, proc, n, shift = re.fullmatch(r"both_(\w+?)_(.+)_n(\d+)_shift([\d.]+)",
-                                           path.stem).groups()
+        tag, proc, n, shift = _cell_of(path)
         null = FOLDER / f"both_{tag}_{proc}_n{n}_shift0.csv"
         if float(shift) == 0 or not null.exists():
             continue
@@ -210,8 +207,7 @@ def equal_level() -> str:
 def table() -> pd.DataFrame:
     rows = []
     for path in sorted(FOLDER.glob("both_*.csv")):
-        tag, proc, n, shift = re.fullmatch(r"both_(\w+?)_(.+)_n(\d+)_shift([\d.]+)",
-                                           path.stem).groups()
+        tag, proc, n, shift = _cell_of(path)
         rows.append({"data": tag, "process": proc, "n": int(n), "shift": float(shift),
                      **summary(pd.read_csv(path), int(n))})
     out = pd.DataFrame(rows).sort_values(["data", "shift", "n", "process"])

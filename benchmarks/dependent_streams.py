@@ -57,6 +57,17 @@ def process(name: str, gen: np.random.Generator, n: int) -> np.ndarray:
     raise ValueError(f"unknown process {name!r}")
 
 
+def windows_series(tag: str, proc: str, n: int, shift: float, reps: int) -> Any:
+    """The `reps` series of a windows cell, ``(i, z)``: one series of `proc` of length `n`,
+    its second half shifted by `shift` (`tag`: the data sets' seed key; ``auto`` is the
+    level tables')."""
+    gen = np.random.default_rng(seed_of(tag, proc, n, "windows", shift))
+    for i in range(reps):
+        z = process(proc, gen, n)
+        z[n // 2:] += shift
+        yield i, z
+
+
 def merge_rows(path: Path, rows: list[dict[str, Any]], key: tuple[str, ...] = ("null",)
                ) -> None:
     """Write `rows` to the CSV at `path`, keeping its rows whose `key` columns match no
